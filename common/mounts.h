@@ -1,0 +1,34 @@
+/* The registry of live hermesfs mounts: $HERMES_HOME/run/<id>.json, written
+ * by each daemon once its mount is live, read by hermesctl and the runner. */
+#pragma once
+
+#include <limits.h>
+#include <sys/types.h>
+#include "err.h"
+#include "paths.h"
+
+struct mount_info {
+	char id[TREE_ID_LEN + 1];
+	char source[PATH_MAX];     /* the protected tree */
+	char mountpoint[PATH_MAX]; /* == source when mounted in place */
+	char sock[PATH_MAX];       /* control socket */
+	char log[PATH_MAX];
+	pid_t pid;
+	long long started; /* unix seconds */
+	/* filled by mounts_list/mounts_find: */
+	int alive;   /* daemon process exists */
+	int mounted; /* the kernel still has a hermesfs mount there */
+};
+
+/* Paths of a tree's run files: ext is "json" or "sock". */
+int mounts_run_path(const char *id, const char *ext, char *out, size_t size);
+int mounts_write(const struct mount_info *m);
+int mounts_remove(const char *id);
+/* All registered mounts (caller frees *out). */
+int mounts_list(struct mount_info **out, size_t *n);
+/* The registered mount whose mountpoint or source contains path (absolute,
+ * resolved); -ENOENT when none. */
+int mounts_find(const char *path, struct mount_info *out);
+/* Does /proc/self/mountinfo show a FUSE mount at this exact path? If fstype
+ * is non-NULL it receives the filesystem type ("fuse.hermesfs"). */
+int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size);

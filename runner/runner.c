@@ -1,0 +1,2 @@
+/* Runner: placeholder until the runner issue lands. */
+#include "runner.h"

@@ -1,0 +1,2 @@
+/* The runner library: jobs, limits, isolation, the danger gate, backends. */
+#pragma once

@@ -1,0 +1,30 @@
+/* hermesctl subcommands: each lives in cmd_<name>.c and returns the
+ * process exit code (see EXIT CODES in `hermesctl --help`). */
+#pragma once
+
+enum hctl_exit {
+	HCTL_OK = 0,
+	HCTL_FAIL = 1,      /* the operation failed; the message says why */
+	HCTL_USAGE = 2,     /* bad command line */
+	HCTL_NOTFOUND = 3,  /* no such tree, mount or checkpoint */
+	HCTL_BLOCKED = 4,   /* refused by policy (danger gate, refused path) */
+	HCTL_DEAD = 5,      /* a mount whose daemon died (status) */
+	HCTL_TIMEOUT = 124, /* a command ran out of time (run) */
+};
+
+int cmd_mount(int argc, char **argv);
+int cmd_umount(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_turn(int argc, char **argv);
+int cmd_checkpoint(int argc, char **argv);
+int cmd_checkpoints(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* Print "hermesctl: <msg>" to stderr. */
+void hctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hctl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Is argv[i] a help flag? */
+int hctl_is_help(const char *arg);
+/* Directory holding the hermesctl binary (to find hermesfs beside it). */
+const char *hctl_self_dir(void);
