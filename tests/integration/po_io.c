@@ -154,10 +154,8 @@ static void po_io_fallocate(void)
 		po_sys(fallocate(fd, FALLOC_FL_ZERO_RANGE, 40960, 4096)),
 		"%s %s", po_io_alloc(fd, st, sizeof(st)),
 		po_hash_path("fa", h, sizeof(h)));
-	PO_CHECK("fallocate.collapse_range",
-		po_sys(fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, 4096)),
-		"%s %s", po_io_alloc(fd, st, sizeof(st)),
-		po_hash_path("fa", h, sizeof(h)));
+	/* COLLAPSE_RANGE and INSERT_RANGE are refused by the kernel's FUSE
+	 * client before the daemon sees them: not compared here */
 	PO_CHECK("fallocate.bad_len", po_sys(fallocate(fd, 0, 0, 0)), NULL);
 	close(fd);
 	fd = open("fa", O_RDONLY);

@@ -3,11 +3,12 @@
 # battery on a plain directory and on a hermesfs mount, as root or as
 # uid 65534, and a diff of the two transcripts.
 
-# posix_compare USER LAYOUT
+# posix_compare USER LAYOUT [DAEMON OPTION...]
 #   USER:   root | nobody
 #   LAYOUT: inplace (mount SRC over itself) | second (mount SRC on MNT)
 posix_compare() {
-	local user=$1 layout=$2 tool native work mnt
+	local user=$1 layout=$2 tool native work mnt fstype
+	shift 2
 	t_need_root
 	t_need_fuse
 	t_need_cmd setpriv findmnt
@@ -24,12 +25,12 @@ posix_compare() {
 	chmod 0755 "$native" "$T/src"
 	case $layout in
 	inplace)
-		t_mount "$T/src"
+		t_mount "$T/src" -- "$@"
 		mnt=$T/src
 		;;
 	second)
 		mkdir -p "$T/mnt"
-		t_mount "$T/src" "$T/mnt"
+		t_mount "$T/src" "$T/mnt" -- "$@"
 		mnt=$T/mnt
 		;;
 	*) t_fail "unknown layout $layout" ;;
@@ -40,6 +41,11 @@ posix_compare() {
 		mkdir "$work" || t_fail "cannot create $work"
 		chmod 0755 "$work"
 	done
+	fstype=$(findmnt -n -o FSTYPE -T "$mnt/w")
+	case $fstype in
+	fuse*) ;;
+	*) t_fail "$mnt/w is on $fstype, not on the hermesfs mount" ;;
+	esac
 	if [ "$user" = nobody ]; then
 		for work in "$native/w" "$mnt/w"; do
 			"$tool" --fixtures "$work" || t_fail "fixtures in $work"
@@ -62,7 +68,7 @@ posix_compare() {
 		t_check_fail "native transcript incomplete"
 	grep -q '^run: done$' "$T/mount.out" ||
 		t_check_fail "mount transcript incomplete"
-	t_log "$(wc -l <"$T/native.out") checks as $user, layout $layout"
+	t_log "$(wc -l <"$T/native.out") checks as $user, layout $layout${*:+, options $*}"
 	t_diff "posix_ops as $user ($layout)" "$T/native.out" "$T/mount.out"
 	if [ "$T_FAILED" = 1 ]; then
 		t_log "differences: $(diff "$T/native.out" "$T/mount.out" |
