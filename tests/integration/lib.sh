@@ -236,3 +236,38 @@ t_hash_tree() {
 	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z |
 		xargs -0 -r sha256sum)
 }
+
+# user.* xattrs of every entry in a tree, sorted by path.
+t_xattr_tree() {
+	(cd "$1" && find . -mindepth 1 -print0 | LC_ALL=C sort -z |
+		xargs -0 -r getfattr -h -d -m '^user\.' --absolute-names 2>/dev/null)
+}
+
+# Compare two trees as a user would: listing (types, modes, owners, sizes,
+# link counts, symlink targets), file contents and user xattrs. Returns 1
+# (and marks the test failed) on any difference.
+t_compare_trees() {
+	local what=$1 a=$2 b=$3 bad=0
+	t_stat_tree "$a" >"$T/cmp.a.stat"
+	t_stat_tree "$b" >"$T/cmp.b.stat"
+	t_diff "$what: listing" "$T/cmp.a.stat" "$T/cmp.b.stat" || bad=1
+	t_hash_tree "$a" >"$T/cmp.a.hash"
+	t_hash_tree "$b" >"$T/cmp.b.hash"
+	t_diff "$what: contents" "$T/cmp.a.hash" "$T/cmp.b.hash" || bad=1
+	t_xattr_tree "$a" >"$T/cmp.a.xattr"
+	t_xattr_tree "$b" >"$T/cmp.b.xattr"
+	t_diff "$what: xattrs" "$T/cmp.a.xattr" "$T/cmp.b.xattr" || bad=1
+	return $bad
+}
+
+# Fail unless file $1 holds exactly the text $2 (plus a final newline).
+t_expect_content() {
+	local f=$1 want=$2
+	if [ "$(cat "$f" 2>&1)" != "$want" ]; then
+		printf -- '--- want\n%s\n--- got\n' "$want" >&2
+		cat "$f" >&2
+		t_check_fail "$f does not hold the expected text"
+		return 1
+	fi
+	return 0
+}
