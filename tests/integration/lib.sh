@@ -18,6 +18,7 @@ T_MOUNTS=()     # mountpoints we mounted, unmounted by the trap
 T_PIDS=()       # daemon pids we started, in the same order
 T_LOGS=()       # files to scan for sanitizer reports
 T_FAILED=0
+T_ON_CLEANUP=() # commands run first by the trap (stop what the test started)
 NOBODY_UID=65534
 NOBODY_GID=65534
 
@@ -174,9 +175,16 @@ t_umount() {
 
 t_pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# Register a command for the trap, e.g. to stop a helper process the test
+# started; they run before the unmounts, newest first.
+t_on_cleanup() { T_ON_CLEANUP+=("$1"); }
+
 t_cleanup() {
 	local rc=$? i mnt pid
 	set +e
+	for ((i = ${#T_ON_CLEANUP[@]} - 1; i >= 0; i--)); do
+		eval "${T_ON_CLEANUP[$i]}" >/dev/null 2>&1
+	done
 	for i in "${!T_MOUNTS[@]}"; do
 		mnt=${T_MOUNTS[$i]}
 		pid=${T_PIDS[$i]}
