@@ -85,61 +85,91 @@ make_tree() {
 	rm -rf "$B/treegen"
 }
 
-# bench_dir RUN DIR: every workload in DIR, figures into R[RUN,*]
-bench_dir() {
-	local run=$1 dir=$2 t0 t1 line out
+# A workload that fails leaves its figures as "FAIL" and the run goes on,
+# so one broken workload does not hide the others.
+BENCH_FAILED=0
+w_fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	BENCH_FAILED=1
+	return 1
+}
 
+w_seq() { # RUN DIR
+	local run=$1 dir=$2 t0 t1
 	t_log "$run: sequential write of $SEQ_MB MiB"
 	drop_caches
 	t0=$(now)
 	dd if=/dev/zero of="$dir/seq" bs=1M count="$SEQ_MB" conv=fsync status=none ||
-		t_fail "$run: sequential write failed"
+		w_fail "$run: sequential write failed" || return 1
 	t1=$(now)
 	R[$run,seqw]=$(mbps "$SEQ_MB" "$(elapsed "$t0" "$t1")")
 
 	t_log "$run: sequential read of $SEQ_MB MiB"
 	drop_caches
 	t0=$(now)
-	dd if="$dir/seq" of=/dev/null bs=1M status=none || t_fail "$run: sequential read failed"
+	dd if="$dir/seq" of=/dev/null bs=1M status=none ||
+		w_fail "$run: sequential read failed" || return 1
 	t1=$(now)
 	R[$run,seqr]=$(mbps "$SEQ_MB" "$(elapsed "$t0" "$t1")")
 	rm -f "$dir/seq"
+}
 
+w_rand() { # RUN DIR
+	local run=$1 dir=$2 out
 	t_log "$run: 4 KiB random read and write, $RAND_SECS s each"
-	dd if=/dev/urandom of="$dir/rnd" bs=1M count="$RAND_MB" conv=fsync status=none
+	dd if=/dev/urandom of="$dir/rnd" bs=1M count="$RAND_MB" conv=fsync status=none ||
+		w_fail "$run: cannot lay out the random I/O file" || return 1
 	drop_caches
 	out=$(fio --name=randread --filename="$dir/rnd" --size="${RAND_MB}M" \
 		--bs=4k --rw=randread --ioengine=psync --direct=0 \
-		--runtime="$RAND_SECS" --time_based --minimal) || t_fail "$run: fio randread failed"
+		--runtime="$RAND_SECS" --time_based --minimal) ||
+		w_fail "$run: fio randread failed" || return 1
 	R[$run,randr]=$(cut -d';' -f8 <<<"$out")
 	drop_caches
 	out=$(fio --name=randwrite --filename="$dir/rnd" --size="${RAND_MB}M" \
 		--bs=4k --rw=randwrite --ioengine=psync --direct=0 \
-		--runtime="$RAND_SECS" --time_based --minimal) || t_fail "$run: fio randwrite failed"
+		--runtime="$RAND_SECS" --time_based --minimal) ||
+		w_fail "$run: fio randwrite failed" || return 1
 	R[$run,randw]=$(cut -d';' -f49 <<<"$out")
 	rm -f "$dir/rnd"
+}
 
+w_files() { # RUN DIR
+	local run=$1 dir=$2 out line
 	t_log "$run: create+stat+delete of $NFILES small files"
 	drop_caches
 	mkdir -p "$dir/files"
 	out=$("$BUILD/tests/bench/bench_files" "$dir/files" "$NFILES") ||
-		t_fail "$run: bench_files failed"
+		w_fail "$run: bench_files failed" || { rm -rf "$dir/files"; return 1; }
 	while read -r line; do
 		R[$run,files_${line%% *}]=${line#* }
 	done <<<"$out"
 	R[$run,files]=$(awk -v a="${R[$run,files_create]}" -v b="${R[$run,files_stat]}" \
 		-v c="${R[$run,files_delete]}" 'BEGIN { printf "%.4f", a + b + c }')
 	rmdir "$dir/files"
+}
 
+w_untar() { # RUN DIR
+	local run=$1 dir=$2 t0 t1
 	t_log "$run: extracting a tree of $NTREE files"
 	drop_caches
 	mkdir -p "$dir/x"
 	t0=$(now)
-	tar -C "$dir/x" -xf "$B/tree.tar" || t_fail "$run: extraction failed"
+	tar -C "$dir/x" -xf "$B/tree.tar" ||
+		w_fail "$run: extraction failed" || { rm -rf "$dir/x"; return 1; }
 	t1=$(now)
+	[ "$(find "$dir/x" -type f | wc -l)" = "$NTREE" ] ||
+		w_fail "$run: extraction lost files" || { rm -rf "$dir/x"; return 1; }
 	R[$run,untar]=$(elapsed "$t0" "$t1")
-	[ "$(find "$dir/x" -type f | wc -l)" = "$NTREE" ] || t_fail "$run: extraction lost files"
 	rm -rf "$dir/x"
+}
+
+# bench_dir RUN DIR: every workload in DIR, figures into R[RUN,*]
+bench_dir() {
+	w_seq "$@"
+	w_rand "$@"
+	w_files "$@"
+	w_untar "$@"
 }
 
 t_log "generating a tarball of $NTREE files"
@@ -154,7 +184,11 @@ t_umount "$B/src"
 bench_dir native2 "$B/native"
 
 # ratio A B: A/B with two decimals
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b
+		else print "n/a" }'
+}
 
 printf '\nhermesfs bench (%s sizes%s); caches %s between phases\n' \
 	"$([ "$quick" = 1 ] && echo quick || echo full)" \
@@ -163,7 +197,7 @@ printf '\nhermesfs bench (%s sizes%s); caches %s between phases\n' \
 printf '%-34s %11s %11s %11s %9s %9s\n' metric native mount native-2 mount/nat noise
 row() { # metric label, key, kind (rate: higher is better, time: lower is better)
 	local label=$1 key=$2 kind=$3 n1 m n2
-	n1=${R[native1,$key]} m=${R[mount,$key]} n2=${R[native2,$key]}
+	n1=${R[native1,$key]-FAIL} m=${R[mount,$key]-FAIL} n2=${R[native2,$key]-FAIL}
 	printf '%-34s %11s %11s %11s %9s %9s\n' "$label" "$n1" "$m" "$n2" \
 		"$(ratio "$m" "$n1")" "$(ratio "$n2" "$n1")"
 	if [ "$kind" = rate ]; then
@@ -184,4 +218,5 @@ row "create+stat+delete total (s)" files time
 row "extract ${NTREE}-file tar (s)" untar time
 printf '\n'
 printf '%s\n' "${SUMMARY[@]}"
+[ "$BENCH_FAILED" = 0 ] || t_fail "some workloads failed (see FAIL above)"
 t_pass

@@ -182,6 +182,7 @@ t_on_cleanup() { T_ON_CLEANUP+=("$1"); }
 t_cleanup() {
 	local rc=$? i mnt pid
 	set +e
+	cd / || true # a shell inside the mount would keep it busy
 	for ((i = ${#T_ON_CLEANUP[@]} - 1; i >= 0; i--)); do
 		eval "${T_ON_CLEANUP[$i]}" >/dev/null 2>&1
 	done
