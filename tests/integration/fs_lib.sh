@@ -42,12 +42,12 @@ fs_pid_of() {
 # fs_mount SOURCE [MOUNTPOINT] [options...]: the last of the two paths is
 # what gets unmounted at exit.
 fs_mount() {
-	"$HERMESFS" "$@"
 	if [ $# -ge 2 ] && [ "${2#-}" = "$2" ]; then
 		FS_MOUNTS+=("$(realpath "$2")")
 	else
 		FS_MOUNTS+=("$(realpath "$1")")
 	fi
+	"$HERMESFS" "$@"
 }
 
 # Fail when the daemon log holds a sanitizer report.
