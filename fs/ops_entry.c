@@ -1,0 +1,282 @@
+/* Namespace operations: lookup and forget, attributes, and everything that
+ * creates, links, renames or removes a name. New names are made with the
+ * caller's credentials so ownership matches the disk's own rules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "hfs.h"
+#include "log.h"
+
+static void hfs_reply_entry_or_err(fuse_req_t req, struct fuse_entry_param *e, int r)
+{
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, e);
+}
+
+void hfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct hfs *fs = hfs_of(req);
+	struct fuse_entry_param e;
+	int r;
+
+	hfs_count(fs, HFS_OP_LOOKUP);
+	r = inode_lookup(fs, inode_get(fs, parent), name, &e);
+	if (r == -ENOENT) {
+		/* a negative entry: the kernel caches the absence */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = HFS_TIMEOUT;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	hfs_reply_entry_or_err(req, &e, r);
+}
+
+void hfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_FORGET);
+	inode_forget(fs, inode_get(fs, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+void hfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_FORGET);
+	for (size_t i = 0; i < count; i++)
+		inode_forget(fs, inode_get(fs, forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+void hfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct hfs *fs = hfs_of(req);
+	struct stat st;
+	int r;
+
+	hfs_count(fs, HFS_OP_GETATTR);
+	/* with a handle: the file may be unlinked, fstat it like the caller would */
+	if (fi)
+		r = fstat((int)fi->fh, &st) < 0 ? -errno : 0;
+	else
+		r = sys_stat(inode_get(fs, ino)->fd, &st);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_attr(req, &st, HFS_TIMEOUT);
+}
+
+static int hfs_setattr_times(int fd, int fh, struct stat *attr, int valid)
+{
+	struct timespec tv[2];
+
+	tv[0].tv_sec = 0;
+	tv[1].tv_sec = 0;
+	tv[0].tv_nsec = UTIME_OMIT;
+	tv[1].tv_nsec = UTIME_OMIT;
+	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+		tv[0].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_ATIME)
+		tv[0] = attr->st_atim;
+	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+		tv[1].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_MTIME)
+		tv[1] = attr->st_mtim;
+	if (fh >= 0)
+		return futimens(fh, tv) < 0 ? -errno : 0;
+	return utimensat(fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+/* The changes setattr asks for, in the kernel's order; 0 or -errno. */
+static int hfs_setattr_apply(struct hfs_inode *in, int fh, struct stat *attr, int valid)
+{
+	char proc[64];
+
+	sys_proc_path(in->fd, proc);
+	if (valid & FUSE_SET_ATTR_MODE) {
+		int r = fh >= 0 ? fchmod(fh, attr->st_mode) : chmod(proc, attr->st_mode);
+		if (r < 0)
+			return -errno;
+	}
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
+		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
+		if (fchownat(in->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		int r = fh >= 0 ? ftruncate(fh, attr->st_size) : truncate(proc, attr->st_size);
+		if (r < 0)
+			return -errno;
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		     FUSE_SET_ATTR_MTIME_NOW))
+		return hfs_setattr_times(in->fd, fh, attr, valid);
+	return 0;
+}
+
+void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+		 struct fuse_file_info *fi)
+{
+	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	int fh = fi ? (int)fi->fh : -1;
+	struct stat st;
+	int r;
+
+	hfs_count(fs, HFS_OP_SETATTR);
+	r = hfs_setattr_apply(in, fh, attr, valid);
+	if (r == 0)
+		r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(in->fd, &st);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_attr(req, &st, HFS_TIMEOUT);
+}
+
+void hfs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct hfs *fs = hfs_of(req);
+	char buf[PATH_MAX + 1];
+	ssize_t n;
+
+	hfs_count(fs, HFS_OP_READLINK);
+	n = readlinkat(inode_get(fs, ino)->fd, "", buf, sizeof(buf));
+	if (n < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	if ((size_t)n >= sizeof(buf)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+enum hfs_mk { HFS_MK_NOD, HFS_MK_DIR, HFS_MK_SYMLINK };
+
+/* mknod, mkdir, symlink: made as the caller, then looked up */
+static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_t parent,
+		     const char *name, mode_t mode, dev_t rdev, const char *link)
+{
+	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *dir = inode_get(fs, parent);
+	struct fuse_entry_param e;
+	struct sys_creds c;
+	int r;
+
+	hfs_count(fs, op);
+	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (kind == HFS_MK_DIR)
+		r = mkdirat(dir->fd, name, mode);
+	else if (kind == HFS_MK_SYMLINK)
+		r = symlinkat(link, dir->fd, name);
+	else
+		r = mknodat(dir->fd, name, mode, rdev);
+	r = r < 0 ? -errno : 0;
+	sys_creds_leave(&c);
+	if (r == 0)
+		r = inode_lookup(fs, dir, name, &e);
+	hfs_reply_entry_or_err(req, &e, r);
+}
+
+void hfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       dev_t rdev)
+{
+	hfs_make(req, HFS_OP_MKNOD, HFS_MK_NOD, parent, name, mode, rdev, NULL);
+}
+
+void hfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	hfs_make(req, HFS_OP_MKDIR, HFS_MK_DIR, parent, name, mode, 0, NULL);
+}
+
+void hfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	hfs_make(req, HFS_OP_SYMLINK, HFS_MK_SYMLINK, parent, name, 0, 0, link);
+}
+
+void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	struct hfs_inode *dir = inode_get(fs, newparent);
+	struct fuse_entry_param e;
+	struct sys_creds c;
+	char proc[64];
+	int r;
+
+	hfs_count(fs, HFS_OP_LINK);
+	/* through /proc with the caller's ids: protected_hardlinks then judges
+	 * the caller, as it would on the disk */
+	sys_proc_path(in->fd, proc);
+	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+	sys_creds_leave(&c);
+	if (r == 0)
+		r = inode_lookup(fs, dir, newname, &e);
+	hfs_reply_entry_or_err(req, &e, r);
+}
+
+void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_UNLINK);
+	fuse_reply_err(req, unlinkat(inode_get(fs, parent)->fd, name, 0) < 0 ? errno : 0);
+}
+
+void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_RMDIR);
+	fuse_reply_err(req, unlinkat(inode_get(fs, parent)->fd, name, AT_REMOVEDIR) < 0 ?
+				    errno : 0);
+}
+
+void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *from = inode_get(fs, parent);
+	struct hfs_inode *to = inode_get(fs, newparent);
+	int r;
+
+	hfs_count(fs, HFS_OP_RENAME);
+	r = renameat2(from->fd, name, to->fd, newname, flags) < 0 ? -errno : 0;
+	if (r == 0) {
+		inode_renamed(fs, to, newname);
+		if (flags & RENAME_EXCHANGE)
+			inode_renamed(fs, from, name);
+	}
+	fuse_reply_err(req, -r);
+}
+
+void hfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct hfs *fs = hfs_of(req);
+	struct statvfs sv;
+
+	hfs_count(fs, HFS_OP_STATFS);
+	if (fstatvfs(inode_get(fs, ino)->fd, &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}

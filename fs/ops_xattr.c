@@ -1,0 +1,82 @@
+/* Extended attributes, passed through by the /proc/self/fd path of the
+ * inode's O_PATH fd: the magic link lands on the inode itself, symlinks
+ * included, without resolving any name in the tree again. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/xattr.h>
+
+#include "hfs.h"
+
+/* Reply to a get/list call: size 0 asks for the needed size only. */
+static void hfs_xattr_reply(fuse_req_t req, ssize_t n, int err, char *buf, size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, err);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct hfs *fs = hfs_of(req);
+	char proc[64], *buf = NULL;
+	ssize_t n;
+	int err;
+
+	hfs_count(fs, HFS_OP_GETXATTR);
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	n = getxattr(proc, name, buf, size);
+	err = errno;
+	hfs_xattr_reply(req, n, err, buf, size);
+	free(buf);
+}
+
+void hfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct hfs *fs = hfs_of(req);
+	char proc[64], *buf = NULL;
+	ssize_t n;
+	int err;
+
+	hfs_count(fs, HFS_OP_LISTXATTR);
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	n = listxattr(proc, buf, size);
+	err = errno;
+	hfs_xattr_reply(req, n, err, buf, size);
+	free(buf);
+}
+
+void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		  size_t size, int flags)
+{
+	struct hfs *fs = hfs_of(req);
+	char proc[64];
+	int r;
+
+	hfs_count(fs, HFS_OP_SETXATTR);
+	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	r = setxattr(proc, name, value, size, flags);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct hfs *fs = hfs_of(req);
+	char proc[64];
+	int r;
+
+	hfs_count(fs, HFS_OP_REMOVEXATTR);
+	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	r = removexattr(proc, name);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
