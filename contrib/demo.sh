@@ -39,7 +39,7 @@ cd "$proj"
 printf '$ echo "edited through the mount" >> README.md\n'
 echo "edited through the mount" >>README.md
 run cat README.md
-run grep -c hermesfs /proc/self/mountinfo
+run findmnt -n -o TARGET,FSTYPE,OPTIONS -T "$proj"
 cd /
 run "$ctl" umount "$proj"
 mounted=0

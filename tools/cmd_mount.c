@@ -62,7 +62,7 @@ found:
 }
 
 /* Processes (other than us) whose cwd, root or open files are under dir. */
-static void warn_bypassing(const char *dir)
+static void warn_bypassing(const char *dir, pid_t daemon)
 {
 	_cleanup_closedir_ DIR *proc = opendir("/proc");
 	struct dirent *de;
@@ -76,7 +76,7 @@ static void warn_bypassing(const char *dir)
 		pid_t pid = (pid_t)atoi(de->d_name);
 		ssize_t n;
 
-		if (pid <= 0 || pid == self)
+		if (pid <= 0 || pid == self || pid == daemon)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
 		n = readlink(path, target, sizeof(target) - 1);
@@ -217,6 +217,6 @@ int cmd_mount(int argc, char **argv)
 		       m.pid, m.log);
 	}
 	if (strcmp(m.source, m.mountpoint) == 0)
-		warn_bypassing(m.source);
+		warn_bypassing(m.source, m.pid);
 	return HCTL_OK;
 }
