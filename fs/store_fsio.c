@@ -3,6 +3,7 @@
  * removal with pruning of emptied directories, hashing a file into the odb. */
 #include "store_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -76,6 +77,11 @@ int fsio_open_parent(int rootfd, const char *relpath, int create, const char **b
 		memcpy(comp, p, len);
 		comp[len] = '\0';
 		nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* a file or symlink in the way of a restored path goes (it is
+		 * in the safety checkpoint) */
+		if (nfd < 0 && (errno == ENOTDIR || errno == ELOOP) && create &&
+		    unlinkat(dfd, comp, 0) == 0)
+			errno = ENOENT;
 		if (nfd < 0 && errno == ENOENT && create) {
 			if (mkdirat(dfd, comp, 0777) < 0 && errno != EEXIST) {
 				int r = -errno;
@@ -95,6 +101,36 @@ int fsio_open_parent(int rootfd, const char *relpath, int create, const char **b
 	}
 	*base = p;
 	return dfd;
+}
+
+/* Remove directory name in dfd if it holds nothing but (empty) directories:
+ * those are not tracked, so they must not block a restore. */
+static int fsio_rmdir_dirs_only(int dfd, const char *name, int depth)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (de->d_type != DT_DIR || depth > 64)
+			r = -ENOTEMPTY;
+		else
+			r = fsio_rmdir_dirs_only(fd, de->d_name, depth + 1);
+	}
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
 }
 
 int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
@@ -151,7 +187,7 @@ int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
 		r = -errno;
 		/* a directory in the way: take it only when it is empty */
 		if ((r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST) &&
-		    unlinkat(dfd, base, AT_REMOVEDIR) == 0 &&
+		    fsio_rmdir_dirs_only(dfd, base, 0) == 0 &&
 		    renameat(dfd, tmp, dfd, base) == 0)
 			return 0;
 		unlinkat(dfd, tmp, 0);

@@ -59,8 +59,9 @@ int store_write_marker(struct store *st, const char *name, const char *text);
 /* Open relpath below rootfd without following any symlink. */
 int fsio_open(int rootfd, const char *relpath, int flags);
 int fsio_lstat(int rootfd, const char *relpath, struct stat *st);
-/* Open the parent directory of relpath (creating missing directories when
- * create is set) and point *base at the last component. */
+/* Open the parent directory of relpath and point *base at the last
+ * component. With create, missing directories are made and files or
+ * symlinks in their way are removed. */
 int fsio_open_parent(int rootfd, const char *relpath, int create, const char **base);
 /* Replace relpath atomically with a file of this content and mode, or a
  * symlink to content when is_link. */

@@ -169,7 +169,7 @@ static int names_cmp(const void *a, const void *b)
 static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_sub)
 {
 	int fd = rel[0] ? fsio_open(c->rootfd, rel, O_RDONLY | O_DIRECTORY)
-			: fcntl(c->rootfd, F_DUPFD_CLOEXEC, 3);
+			: openat(c->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_closedir_ DIR *d = NULL;
 	char **names = NULL;
 	size_t n = 0, cap = 0;

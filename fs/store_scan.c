@@ -379,7 +379,7 @@ int store_baseline_check(struct store *st, int rootfd, struct herr *e)
 	r = store_ignore_refresh(st, rootfd, e);
 	if (r < 0)
 		return r;
-	fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return err_sys(e, -errno, "cannot scan the tree");
 	r = scan_dir(&c, fd, rel, 0, &unused, &nonempty);
@@ -423,7 +423,7 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 	clock_gettime(CLOCK_REALTIME, &now);
 	c.new_tab.scan_start = ts_ns(&now);
 	sc_load(st, &c.old);
-	fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		r = err_sys(e, -errno, "cannot scan the tree");
 		goto out;
