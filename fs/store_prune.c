@@ -186,7 +186,6 @@ static int prune_gc(struct store *st, int wait, struct herr *e)
 	if (r != 0)
 		return err_sys(e, -r, "cannot start git gc");
 	st->written_since_gc = 0;
-	prune_write_num(st, "hermes-written", 0);
 	/* in the background case sh exits at once, leaving the job detached */
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -196,36 +195,66 @@ static int prune_gc(struct store *st, int wait, struct herr *e)
 	return 0;
 }
 
+/* hermes-state: "<checkpoints> <raw bytes written since the last gc>", so
+ * a checkpoint never walks the chain to count it. */
+static void prune_state_read(struct store *st, long long *count, long long *written)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	*count = *written = -1;
+	snprintf(path, sizeof(path), "%s/hermes-state", st->dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%lld %lld", count, written) != 2)
+		*count = *written = -1;
+	fclose(f);
+}
+
+static void prune_state_write(struct store *st, long long count, long long written)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%lld %lld", count, written);
+	store_write_marker(st, "hermes-state", buf);
+}
+
 int store_prune_after_commit(struct store *st, struct herr *e)
 {
-	size_t n = prune_count(st, (size_t)st->max_snapshots + 1), dropped = 0;
-	long long size = prune_read_num(st, "hermes-size");
-	long long written = prune_read_num(st, "hermes-written");
+	long long size = prune_read_num(st, "hermes-size"), count, written;
+	size_t dropped = 0;
 	int rc = 0, gc = 0;
 
-	if (n > (size_t)st->max_snapshots) {
+	prune_state_read(st, &count, &written);
+	if (count < 1)
+		count = (long long)prune_count(st, SIZE_MAX);
+	else
+		count++;
+	if (count > st->max_snapshots) {
 		rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
+		count = (long long)prune_count(st, SIZE_MAX);
 		gc |= dropped > 0;
 	}
-	if (rc == 0 && size > st->max_total_bytes) {
+	if (rc == 0 && size > st->max_total_bytes && count > 1) {
 		/* over the cap at the last measure: drop the oldest share */
-		size_t have = prune_count(st, SIZE_MAX);
-		size_t drop = (size_t)((double)have * (double)(size - st->max_total_bytes) /
-				       (double)size) + 1;
-		if (have > 1) {
-			rc = prune_trim(st, drop < have ? have - drop : 1, &dropped, e);
-			prune_write_num(st, "hermes-size", -1); /* stale until measured */
-			gc = 1;
-		}
+		long long drop = (long long)((double)count * (double)(size - st->max_total_bytes) /
+					     (double)size) + 1;
+		rc = prune_trim(st, (size_t)(drop < count ? count - drop : 1), &dropped, e);
+		count = (long long)prune_count(st, SIZE_MAX);
+		prune_write_num(st, "hermes-size", -1); /* stale until measured */
+		gc = 1;
 	}
 	written = (written > 0 ? written : 0) + st->written_since_gc;
 	st->written_since_gc = 0;
 	if (written > PRUNE_GC_BYTES || written > st->max_total_bytes / 8 ||
 	    (size < 0 && written > (4LL << 20)))
 		gc = 1;
-	if (rc == 0 && gc)
-		return prune_gc(st, 0, e);
-	prune_write_num(st, "hermes-written", written);
+	if (rc == 0 && gc) {
+		rc = prune_gc(st, 0, e);
+		written = 0;
+	}
+	prune_state_write(st, count, written);
 	return rc;
 }
 
@@ -234,10 +263,10 @@ int store_prune(struct store *st, int wait, struct herr *e)
 	size_t dropped = 0;
 	int rc;
 
-	if (!wait)
-		return store_prune_after_commit(st, e);
 	rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
-	for (int round = 0; rc == 0 && round < 64; round++) {
+	if (rc == 0 && !wait)
+		rc = prune_gc(st, 0, e);
+	for (int round = 0; rc == 0 && wait && round < 64; round++) {
 		long long size;
 		size_t have;
 
@@ -250,6 +279,7 @@ int store_prune(struct store *st, int wait, struct herr *e)
 				       (double)size) + 1;
 		rc = prune_trim(st, drop < have ? have - drop : 1, &dropped, e);
 	}
+	prune_state_write(st, (long long)prune_count(st, SIZE_MAX), 0);
 	return rc;
 }
 

@@ -198,7 +198,8 @@ static int rollback_restore(struct store *st, int rootfd, const char *spec,
 	r = store_restore(st, rootfd, oid, paths, npaths, &changed, &e);
 	if (r < 0) {
 		hctl_error("%s", e.msg);
-		hctl_error("the state before this rollback is checkpoint %.8s", safety);
+		if (changed > 0)
+			hctl_error("the state before this rollback is checkpoint %.8s", safety);
 		return hctl_exit_for(r);
 	}
 	printf("restored %s to checkpoint %.8s (%zu path%s changed)\n",
