@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -231,7 +233,14 @@ int env_reexec_scrubbed(char *const *argv, const struct env_policy *p)
 		clean[k++] = environ[i];
 	}
 	clean[k] = NULL;
-	execve("/proc/self/exe", argv, clean);
+	/* The real path, not /proc/self/exe, so the process keeps its name. */
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0 || (size_t)len >= sizeof(exe) - 1)
+		snprintf(exe, sizeof(exe), "/proc/self/exe");
+	else
+		exe[len] = '\0';
+	execve(exe, argv, clean);
 	int r = -errno;
 	free(clean);
 	return r;
