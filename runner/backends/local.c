@@ -49,11 +49,16 @@ static void local_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
 	b->len = sizeof(run->buf);
 }
 
+static void local_stop(struct local_run *run);
+
 static void local_pipe_closed(uv_handle_t *h)
 {
 	struct local_run *run = h->loop->data;
 
-	run->pipes_open--;
+	/* The last pipe closing after the tree is gone ends the loop now,
+	 * not at the next reap tick. */
+	if (--run->pipes_open == 0 && run->phase == LOCAL_GONE)
+		local_stop(run);
 }
 
 static void local_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
