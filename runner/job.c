@@ -84,6 +84,26 @@ static void job_config_path(const struct runner_job *job, char *out, size_t size
 		snprintf(out, size, "config.yaml");
 }
 
+/* A PATH without /usr/bin (or none at all) gets the standard dirs. */
+static int job_default_path(struct envv *env)
+{
+	static const char std[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	const char *path = envv_get(env, "PATH");
+	char buf[8192];
+	size_t n;
+
+	if (!path || !path[0])
+		return envv_set(env, "PATH", std);
+	for (const char *p = path; *p; p += n + (p[n] == ':')) {
+		n = strcspn(p, ":");
+		if (n == 8 && strncmp(p, "/usr/bin", 8) == 0)
+			return 0;
+	}
+	if ((size_t)snprintf(buf, sizeof(buf), "%s:%s", path, std) >= sizeof(buf))
+		return 0;
+	return envv_set(env, "PATH", buf);
+}
+
 /* The job's final environment and the guard that knows its homes. */
 static int job_environment(const struct runner_job *job, struct envv *env, struct guard *g,
 			   struct herr *e)
@@ -93,6 +113,8 @@ static int job_environment(const struct runner_job *job, struct envv *env, struc
 	int r;
 
 	if ((r = env_build_child(environ, &pol, env)) < 0)
+		return err_set(e, r, "cannot build the job's environment");
+	if ((r = job_default_path(env)) < 0)
 		return err_set(e, r, "cannot build the job's environment");
 	if ((r = home_apply(job->home_mode, job->crontab_shim, env, home, sizeof(home), e)) < 0)
 		return r;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -180,6 +181,10 @@ static int local_prepare(void **state, struct herr *e)
 	*state = NULL;
 	if (r < 0)
 		return err_sys(e, r, "cannot become the subreaper of the job's processes");
+	/* Descriptors the runner inherited (its caller's sockets, files) are
+	 * not the job's business. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		log_debug("local: close_range: %s", strerror(errno));
 	return 0;
 }
 

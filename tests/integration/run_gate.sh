@@ -48,6 +48,9 @@ for cmd in "mkfs.ext4 /dev/sdz9" "shutdown -h now"; do
 	[ "$rc" = 4 ] || fail "floor '$cmd' with approvals off: exit $rc"
 	grep -q "never allowed" "$T/err" || fail "floor message: $(cat "$T/err")"
 done
+rc=0
+PATH="$T/bin:$PATH" notty "$HCTL" run --approval off -- mkfs.ext4 /dev/sdz9 2>"$T/err" || rc=$?
+[ "$rc" = 4 ] || fail "floor as argv: exit $rc"
 [ -z "$(ls "$T" | grep '^ran-' || true)" ] || fail "a floor command ran"
 pass "floor refused even with --approval off (mkfs, shutdown)"
 

@@ -27,7 +27,9 @@ out=$("$HCTL" run -- printf '%s|' 'a b' '$HOME')
 [ "$out" = 'a b|$HOME|' ] || fail "argv mode: $out"
 out=$("$HCTL" run -- 'printf "%s|" $((1+2))')
 [ "$out" = '3|' ] || fail "bash -c mode: $out"
-pass "one word runs under bash -c, several as argv"
+out=$(env -i HERMES_HOME="$HERMES_HOME" HOME="$T" "$HCTL" run -- 'echo $PATH')
+case "$out" in *:/usr/bin:*) ;; *) fail "no PATH: got '$out'" ;; esac
+pass "one word runs under bash -c, several as argv; a missing PATH gets the standard one"
 
 # Binary output stays valid JSON; signals are reported.
 out=$("$HCTL" run --json -- 'printf "\377\000ok"; kill -USR1 $$' || true)
@@ -51,4 +53,7 @@ rc=0
 [ "$rc" = 1 ] && grep -q "working directory" "$T/err" || fail "bad -C: $rc $(cat "$T/err")"
 out=$("$HCTL" run -- 'read x; echo "got[$x]"')
 [ "$out" = "got[]" ] || fail "stdin is not closed: $out"
-pass "errors: unknown backend lists available, 127, bad -C; stdin is /dev/null"
+out=$("$HCTL" run -- 'readlink /proc/$$/fd/0; ls /proc/$$/fd | tr "\n" " "' 7>"$T/leak")
+[ "$out" = "/dev/null
+0 1 2 " ] || fail "the job inherited descriptors: $out"
+pass "errors: unknown backend lists available, 127, bad -C; stdin /dev/null, no stray fds"
