@@ -29,6 +29,10 @@ struct turns {
 	 * lock as a fast path, re-checked under the exclusive gate */
 	atomic_int pending;
 	atomic_llong last_mutation_ms;
+	/* > 0 while a restore writes through the mount: no checkpoint then */
+	atomic_int suspended;
+	/* bumped each time the dirty set is committed and cleared; starts at 1 */
+	atomic_ullong epoch;
 
 	pthread_mutex_t lock; /* protects everything below */
 	struct pathset *dirty;
@@ -78,6 +82,7 @@ struct turns *turns_new(turn_checkpoint_fn fn, void *arg, long idle_ms)
 	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&t->lock, NULL);
 	snprintf(t->reason, sizeof(t->reason), "turn");
+	atomic_store(&t->epoch, 1);
 	return t;
 }
 
@@ -147,6 +152,7 @@ static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e
 		snprintf(t->last_error, sizeof(t->last_error), "%s", e->msg);
 	} else {
 		pathset_clear(t->dirty);
+		atomic_fetch_add(&t->epoch, 1);
 		t->full_scan = 0;
 		t->nwho = 0;
 		t->who_dropped = 0;
@@ -167,8 +173,27 @@ int turns_checkpoint_now(struct turns *t, const char *reason, struct herr *e)
 
 	pthread_rwlock_wrlock(&t->gate);
 	r = checkpoint_locked(t, reason, e);
+	/* this was the turn's checkpoint: the next change need not wait */
+	atomic_store(&t->pending, 0);
+	atomic_store(&t->last_mutation_ms, now_ms());
 	pthread_rwlock_unlock(&t->gate);
 	return r;
+}
+
+void turns_suspend(struct turns *t)
+{
+	atomic_fetch_add(&t->suspended, 1);
+}
+
+void turns_resume(struct turns *t)
+{
+	atomic_store(&t->last_mutation_ms, now_ms());
+	atomic_fetch_sub(&t->suspended, 1);
+}
+
+unsigned long long turns_epoch(struct turns *t)
+{
+	return atomic_load(&t->epoch);
 }
 
 static void note_who(struct turns *t, pid_t pid, uid_t uid)
@@ -206,6 +231,8 @@ void turns_enter(struct turns *t, pid_t pid, uid_t uid)
 	long long now = now_ms();
 	long long last = atomic_exchange(&t->last_mutation_ms, now);
 
+	if (atomic_load(&t->suspended) > 0)
+		goto enter; /* a restore is writing: its changes join this turn */
 	if (t->idle_ms > 0 && last > 0 && now - last > t->idle_ms &&
 	    !atomic_load(&t->pending)) {
 		pthread_mutex_lock(&t->lock);
@@ -221,7 +248,8 @@ void turns_enter(struct turns *t, pid_t pid, uid_t uid)
 	}
 	if (atomic_load(&t->pending)) {
 		pthread_rwlock_wrlock(&t->gate);
-		if (atomic_load(&t->pending)) {
+		/* re-checked under the gate: a restore may have begun meanwhile */
+		if (atomic_load(&t->pending) && !atomic_load(&t->suspended)) {
 			struct herr e = HERR_INIT;
 			char reason[256];
 			pthread_mutex_lock(&t->lock);
@@ -235,6 +263,7 @@ void turns_enter(struct turns *t, pid_t pid, uid_t uid)
 		}
 		pthread_rwlock_unlock(&t->gate);
 	}
+enter:
 	pthread_rwlock_rdlock(&t->gate);
 	pthread_mutex_lock(&t->lock);
 	note_who(t, pid, uid);

@@ -55,6 +55,14 @@ void turns_exit(struct turns *t);
  * running mutations, commits what changed since the last one. */
 int turns_checkpoint_now(struct turns *t, const char *reason, struct herr *e);
 
+/* While suspended (a restore writing through the mount), mutations never
+ * wait for a checkpoint; a pending one is taken after resume. */
+void turns_suspend(struct turns *t);
+void turns_resume(struct turns *t);
+/* Generation of the dirty set: changes once per committed checkpoint. A
+ * path marked in the current epoch need not be marked again. */
+unsigned long long turns_epoch(struct turns *t);
+
 /* Counters and state for the control socket's status answer. */
 void turns_status(struct turns *t, cJSON *out);
 /* The processes that changed the tree since the last checkpoint. */
