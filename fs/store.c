@@ -89,6 +89,18 @@ int store_write_marker(struct store *st, const char *name, const char *text)
 	return 0;
 }
 
+void store_inflight(struct store *st, int begin)
+{
+	char buf[32];
+
+	if (begin && st->inflight++ == 0) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)time(NULL));
+		store_write_marker(st, "hermes-inflight", buf);
+	} else if (!begin && --st->inflight == 0) {
+		store_write_marker(st, "hermes-inflight", NULL);
+	}
+}
+
 int store_dir_for_tree(const char *tree_abspath, char *out, size_t size)
 {
 	char sub[64], id[TREE_ID_LEN + 1];

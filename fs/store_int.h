@@ -34,6 +34,7 @@ struct store {
 	mode_t umask;
 	/* raw bytes written since the last collection was started */
 	long long written_since_gc;
+	int inflight; /* nesting depth of checkpoints writing objects */
 };
 
 /* A growing list of notes about files left out by the size cap. */
@@ -54,6 +55,9 @@ void store_skip_note(struct store_skips *sk, const char *relpath, long long size
 /* Reload .hermesignore when it changed. */
 int store_ignore_refresh(struct store *st, int rootfd, struct herr *e);
 int store_write_marker(struct store *st, const char *name, const char *text);
+/* Tell background collections a checkpoint is writing objects (they keep
+ * loose objects younger than its start). */
+void store_inflight(struct store *st, int begin);
 
 /* store_fsio.c: every raw file-system call on the tree */
 /* Open relpath below rootfd without following any symlink. */

@@ -334,6 +334,7 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 		return r;
 	if (!head)
 		return store_checkpoint_scan(st, rootfd, meta, NULL, NULL, out_oid, e);
+	store_inflight(st, 1);
 	r = store_ignore_refresh(st, rootfd, e);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {
@@ -352,6 +353,7 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 		r = paths_apply(&c, &c.up, GIT_TREE_UPDATE_UPSERT, &tree);
 	if (r == 0)
 		r = store_commit_tree(st, git_tree_id(tree), meta, &c.skips, out_oid, e);
+	store_inflight(st, 0);
 	git_tree_free(tree);
 	git_tree_free(c.prev);
 	git_commit_free(head);

@@ -23,9 +23,11 @@ extern char **environ;
 /* Written objects (raw bytes) after which a collection is worth it. */
 #define PRUNE_GC_BYTES (32LL << 20)
 
-/* Background: another collection may run; objects younger than this are
- * kept because a checkpoint may be about to reference them. */
-#define PRUNE_GRACE "1.minute.ago"
+/* Background collections run while checkpoints go on: loose objects
+ * younger than this many seconds, or than the start of a checkpoint in
+ * flight (hermes-inflight), are kept because it may be about to reference
+ * them. */
+#define PRUNE_GRACE_S 10
 
 static long long prune_read_num(const struct store *st, const char *name)
 {
@@ -143,26 +145,35 @@ static size_t prune_count(struct store *st, size_t stop)
 	return n;
 }
 
-/* Run `git gc` on the store: detached in the background (wait=0; a lock
- * keeps two from overlapping) or in the foreground. The size on disk is
- * recorded afterwards in hermes-size. */
-static int prune_gc(struct store *st, int wait, struct herr *e)
+/* Reclaim space with git in a child: detached in the background (wait=0;
+ * a lock keeps two from overlapping and a busy lock skips the run) or in
+ * the foreground (waits for the lock). full=1 repacks everything so that
+ * dropped checkpoints' packed objects go; full=0 only packs new loose
+ * objects and prunes unreachable loose ones. The reachable size on disk is
+ * then recorded in hermes-size. */
+static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 {
 	static const char script[] =
 		"D=$1; P=$2\n"
+		"if [ \"$P\" != now ]; then\n"
+		"  P=$(( $(date +%s) - $P )); F=$(cat \"$D/hermes-inflight\" 2>/dev/null) || F=$P\n"
+		"  [ \"$F\" -lt \"$P\" ] 2>/dev/null && P=$(( F - 2 )); P=@$P\n"
+		"fi\n"
+		"G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
 		"run() {\n"
 		"  exec 9>>\"$D/gc.lock\"\n"
-		"  flock -n 9 || exit 0\n"
-		"  git --git-dir=\"$D\" -c gc.auto=0 -c gc.reflogExpire=now "
-		"-c gc.reflogExpireUnreachable=now -c gc.packRefs=false "
-		"gc --quiet --prune=\"$P\" || exit 1\n"
-		"  du -s -B1 \"$D\" | cut -f1 > \"$D/hermes-size.tmp\" && "
-		"mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
+		"  if [ \"$3\" = wait ]; then flock 9; else flock -n 9 || exit 0; fi\n"
+		"  if [ \"$4\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
+		"  else $G repack -d -q && $G prune --expire=\"$P\" && $G prune-packed -q || exit 1\n"
+		"  fi\n"
+		"  $G rev-list --disk-usage --objects --all > \"$D/hermes-size.tmp\" &&\n"
+		"    mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
 		"}\n"
-		"if [ \"$3\" = wait ]; then run; else (run) </dev/null >/dev/null 2>&1 & fi\n";
-	char home[PATH_MAX + 16];
+		"if [ \"$3\" = wait ]; then run \"$@\"; else (run \"$@\") </dev/null >/dev/null 2>&1 & fi\n";
+	char home[PATH_MAX + 16], grace[16];
 	char *argv[] = { "sh", "-c", (char *)script, "hermes-gc", st->dir,
-			 wait ? "now" : PRUNE_GRACE, wait ? "wait" : "bg", NULL };
+			 wait ? "now" : grace, wait ? "wait" : "bg", full ? "full" : "light",
+			 NULL };
 	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", home, "GIT_CONFIG_NOSYSTEM=1",
 			 "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
 			 NULL };
@@ -172,6 +183,9 @@ static int prune_gc(struct store *st, int wait, struct herr *e)
 	int status, r;
 
 	snprintf(home, sizeof(home), "HOME=%s", st->dir);
+	/* HERMES_GC_GRACE (seconds) shortens the wait for tests */
+	snprintf(grace, sizeof(grace), "%d",
+		 getenv("HERMES_GC_GRACE") ? atoi(getenv("HERMES_GC_GRACE")) : PRUNE_GRACE_S);
 	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -224,7 +238,7 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 {
 	long long size = prune_read_num(st, "hermes-size"), count, written;
 	size_t dropped = 0;
-	int rc = 0, gc = 0;
+	int rc = 0, gc = 0, full = 0;
 
 	prune_state_read(st, &count, &written);
 	if (count < 1)
@@ -234,7 +248,7 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 	if (count > st->max_snapshots) {
 		rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
 		count = (long long)prune_count(st, SIZE_MAX);
-		gc |= dropped > 0;
+		full = gc = dropped > 0;
 	}
 	if (rc == 0 && size > st->max_total_bytes && count > 1) {
 		/* over the cap at the last measure: drop the oldest share */
@@ -243,7 +257,7 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 		rc = prune_trim(st, (size_t)(drop < count ? count - drop : 1), &dropped, e);
 		count = (long long)prune_count(st, SIZE_MAX);
 		prune_write_num(st, "hermes-size", -1); /* stale until measured */
-		gc = 1;
+		full = gc = 1;
 	}
 	written = (written > 0 ? written : 0) + st->written_since_gc;
 	st->written_since_gc = 0;
@@ -251,7 +265,7 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 	    (size < 0 && written > (4LL << 20)))
 		gc = 1;
 	if (rc == 0 && gc) {
-		rc = prune_gc(st, 0, e);
+		rc = prune_gc(st, 0, full, e);
 		written = 0;
 	}
 	prune_state_write(st, count, written);
@@ -265,13 +279,13 @@ int store_prune(struct store *st, int wait, struct herr *e)
 
 	rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
 	if (rc == 0 && !wait)
-		rc = prune_gc(st, 0, e);
+		rc = prune_gc(st, 0, 1, e);
 	for (int round = 0; rc == 0 && wait && round < 64; round++) {
 		long long size;
 		size_t have;
 
-		rc = prune_gc(st, 1, e);
-		size = store_disk_usage(st->dir);
+		rc = prune_gc(st, 1, 1, e);
+		size = prune_read_num(st, "hermes-size");
 		have = prune_count(st, SIZE_MAX);
 		if (rc < 0 || size <= st->max_total_bytes || have <= 1)
 			break;

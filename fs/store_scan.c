@@ -462,6 +462,7 @@ int store_checkpoint_scan(struct store *st, int rootfd, const struct ckpt_meta *
 	r = store_head(st, &head, NULL, e);
 	if (r < 0)
 		return r;
+	store_inflight(st, 1);
 	if (!head || st->disabled[0]) {
 		r = store_baseline_check(st, rootfd, e);
 		if (r < 0)
@@ -471,6 +472,7 @@ int store_checkpoint_scan(struct store *st, int rootfd, const struct ckpt_meta *
 	if (r == 0)
 		r = store_commit_tree(st, &tree, meta, &skips, out_oid, e);
 out:
+	store_inflight(st, 0);
 	git_commit_free(head);
 	return r;
 }
