@@ -53,3 +53,28 @@ assert o["timed_out"] is True and o["exit_code"] == 124, o
 assert 0.25 < o["duration"] < 5, o
 PY
 pass "--json reports timed_out and exit_code 124"
+
+# TERM to the runner takes the job's tree down with it.
+"$HCTL" run -- "setsid sleep 1007 & echo \$! > $d/int; sleep 1008" >"$T/out" 2>"$T/err" &
+hpid=$!
+TEST_PIDS+=("$hpid")
+for _ in $(seq 100); do [ -s "$d/int" ] && break; sleep 0.05; done
+[ -s "$d/int" ] || fail "the interrupted job did not start"
+kill -TERM "$hpid"
+rc=0
+wait "$hpid" || rc=$?
+[ "$rc" = 143 ] || fail "runner killed by TERM: exit $rc, want 143"
+pid=$(cat "$d/int")
+TEST_PIDS+=("$pid")
+kill -0 "$pid" 2>/dev/null && fail "the job's daemon (pid $pid) outlived the runner"
+grep -q "interrupted by signal 15" "$T/err" || fail "no interruption message: $(cat "$T/err")"
+pass "TERM to hermesctl killed the job's tree and exited 143"
+
+# A reader that stops early does not leave the job running.
+start=$(date +%s)
+line=$(timeout 20 "$HCTL" run -- 'echo $$ > '"$d/yes"'; exec yes' | head -n 1 || true)
+[ "$line" = y ] || fail "yes | head: got '$line'"
+pid=$(cat "$d/yes")
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$pid" 2>/dev/null && fail "yes (pid $pid) still runs after its reader left"
+pass "closed stdout: the job ends (SIGPIPE), hermesctl finishes in $(( $(date +%s) - start )) s"
