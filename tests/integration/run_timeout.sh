@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2088,SC2015 # job text is single-quoted on purpose
 # A timeout kills the whole tree: the shell, its background children,
 # setsid'd (daemonized) grandchildren and processes that ignore TERM.
 . "$(dirname "$0")/run_lib.sh"
@@ -38,7 +39,7 @@ pass "timeout after ${ms} ms killed bg, setsid, double-forked and TERM-ignoring 
 # A job that exits normally leaves nothing running behind it either.
 rc=0
 "$HCTL" run -- "setsid sleep 1005 & echo \$! > $d/left; echo done" >"$T/out" || rc=$?
-[ "$rc" = 0 ] && grep -q done "$T/out" || fail "normal job: rc $rc"
+[ "$rc" = 0 ] && grep -q "done" "$T/out" || fail "normal job: rc $rc"
 pid=$(cat "$d/left")
 TEST_PIDS+=("$pid")
 kill -0 "$pid" 2>/dev/null && fail "a daemonized leftover (pid $pid) survived the job"
