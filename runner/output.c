@@ -38,14 +38,18 @@ int output_init_head(struct output_cap *c, size_t max, int fd)
 	return output_alloc(c, max, 0, fd);
 }
 
-static void output_write_all(int fd, const char *p, size_t n)
+static void output_write_all(struct output_cap *c, const char *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
+	while (n > 0 && c->fd >= 0) {
+		ssize_t w = write(c->fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			return; /* the reader went away: keep capturing */
+		if (w <= 0) {
+			/* The reader went away: keep capturing, stop streaming. */
+			c->broken = 1;
+			c->fd = -1;
+			return;
+		}
 		p += w;
 		n -= (size_t)w;
 	}
@@ -62,8 +66,7 @@ void output_feed(struct output_cap *c, const char *buf, size_t n)
 			h = n;
 		memcpy(c->head + c->head_len, buf, h);
 		c->head_len += h;
-		if (c->fd >= 0)
-			output_write_all(c->fd, buf, h);
+		output_write_all(c, buf, h);
 		buf += h;
 		n -= h;
 	}
@@ -138,8 +141,7 @@ int output_finish(struct output_cap *c, struct runner_stream *s)
 	for (size_t i = 0; i < c->tail_len; i++)
 		s->data[off + i] = c->tail[(start + i) % (c->tail_cap ? c->tail_cap : 1)];
 	s->data[s->len] = '\0';
-	if (c->fd >= 0)
-		output_write_all(c->fd, s->data + c->head_len, s->len - c->head_len);
+	output_write_all(c, s->data + c->head_len, s->len - c->head_len);
 	free(c->head);
 	free(c->tail);
 	c->head = c->tail = NULL;

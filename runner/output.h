@@ -14,6 +14,7 @@ struct output_cap {
 	size_t tail_len, tail_pos; /* bytes held; next write position */
 	size_t total;
 	int fd;                 /* stream the head here as it arrives, or -1 */
+	int broken;             /* writing to fd failed: its reader is gone */
 };
 
 /* stdout style: max bytes kept as 40% head + 60% tail. */

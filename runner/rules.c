@@ -459,11 +459,46 @@ static void rules_sql_delete(const char *text, struct rules_report *rep)
 	}
 }
 
+/* Command substitutions run even inside double quotes: scan each
+ * $(...) and `...` of text on its own. */
+static void rules_substitutions(const char *text, const struct guard *g, const char *cwd,
+				struct rules_report *rep, int depth)
+{
+	for (const char *p = text; *p; p++) {
+		const char *start, *end = NULL;
+		if (p[0] == '$' && p[1] == '(') {
+			int nest = 1;
+			start = p + 2;
+			for (end = start; *end && nest; end++)
+				nest += *end == '(' ? 1 : *end == ')' ? -1 : 0;
+			if (nest)
+				return;
+			end--; /* at the closing ')' */
+		} else if (p[0] == '`') {
+			start = p + 1;
+			end = strchr(start, '`');
+			if (!end)
+				return;
+		} else {
+			continue;
+		}
+		char *inner = strndup(start, (size_t)(end - start));
+		if (!inner)
+			return;
+		rules_scan_text(inner, g, cwd, rep, depth + 1);
+		free(inner);
+		p = end;
+	}
+}
+
 static int rules_scan_text(const char *text, const struct guard *g, const char *cwd,
 			   struct rules_report *rep, int depth)
 {
 	struct sh_line line;
 	int r;
+
+	if (depth < RULES_MAX_DEPTH)
+		rules_substitutions(text, g, cwd, rep, depth);
 
 	for (size_t i = 0; i < N_(rules_text); i++) {
 		regex_t re;

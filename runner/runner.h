@@ -68,10 +68,12 @@ struct runner_stream {
 };
 
 struct runner_result {
-	int exit_code;       /* the command's, 128+signal, 124 on timeout */
+	int exit_code;       /* the command's, 128+signal, 124 on timeout,
+			      * 128+signal when the runner was interrupted */
 	int signal;          /* the signal that ended it, or 0 */
 	double duration;     /* seconds from spawn to exit */
 	int timed_out;
+	int interrupted;     /* the signal that stopped the runner, or 0 */
 	int blocked;
 	char block_reason[1024];
 	struct runner_stream out, err;

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct sh_buf {
+struct shword_buf {
 	char *s;
 	size_t len, cap;
 };
 
-static int buf_put(struct sh_buf *b, char c)
+static int shword_buf_put(struct shword_buf *b, char c)
 {
 	if (b->len + 2 > b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 64;
@@ -27,16 +27,16 @@ static int buf_put(struct sh_buf *b, char c)
 	return 0;
 }
 
-struct sh_parse {
+struct shword_parse {
 	struct sh_line *line;
 	struct sh_cmd cur;
-	struct sh_buf word;
+	struct shword_buf word;
 	int in_word;
 	int redir_next; /* the next word is a redirection target */
 	int skip_next;  /* the next word is a here-doc tag or input file */
 };
 
-static int push_ptr(void *arrp, size_t *n, size_t elem, const void *item)
+static int shword_push_ptr(void *arrp, size_t *n, size_t elem, const void *item)
 {
 	char **arr = arrp;
 	char *na = realloc(*arr, (*n + 2) * elem);
@@ -50,7 +50,7 @@ static int push_ptr(void *arrp, size_t *n, size_t elem, const void *item)
 	return 0;
 }
 
-static int end_word(struct sh_parse *p)
+static int shword_end_word(struct shword_parse *p)
 {
 	char *w;
 	int r;
@@ -71,37 +71,37 @@ static int end_word(struct sh_parse *p)
 	if (p->redir_next) {
 		struct sh_redir rd = { w };
 		p->redir_next = 0;
-		r = push_ptr(&p->cur.redirs, &p->cur.n_redirs, sizeof(rd), &rd);
+		r = shword_push_ptr(&p->cur.redirs, &p->cur.n_redirs, sizeof(rd), &rd);
 	} else {
-		r = push_ptr(&p->cur.words, &p->cur.n_words, sizeof(char *), &w);
+		r = shword_push_ptr(&p->cur.words, &p->cur.n_words, sizeof(char *), &w);
 	}
 	if (r < 0)
 		free(w);
 	return r;
 }
 
-static int end_cmd(struct sh_parse *p, int pipes)
+static int shword_end_cmd(struct shword_parse *p, int pipes)
 {
 	int r;
 
-	if ((r = end_word(p)) < 0)
+	if ((r = shword_end_word(p)) < 0)
 		return r;
 	if (p->cur.n_words == 0 && p->cur.n_redirs == 0)
 		return 0;
 	p->cur.pipes_next = pipes;
-	r = push_ptr(&p->line->cmds, &p->line->n_cmds, sizeof(p->cur), &p->cur);
+	r = shword_push_ptr(&p->line->cmds, &p->line->n_cmds, sizeof(p->cur), &p->cur);
 	memset(&p->cur, 0, sizeof(p->cur));
 	return r;
 }
 
-static int add_char(struct sh_parse *p, char c)
+static int shword_add_char(struct shword_parse *p, char c)
 {
 	p->in_word = 1;
-	return buf_put(&p->word, c);
+	return shword_buf_put(&p->word, c);
 }
 
 /* Handle a redirection operator at s; returns how many bytes it used. */
-static size_t redir_op(struct sh_parse *p, const char *s)
+static size_t shword_redir_op(struct shword_parse *p, const char *s)
 {
 	size_t i = 0;
 
@@ -137,7 +137,7 @@ static size_t redir_op(struct sh_parse *p, const char *s)
 
 int shword_split(const char *t, struct sh_line *out)
 {
-	struct sh_parse p = { .line = out };
+	struct shword_parse p = { .line = out };
 	int r = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -145,12 +145,12 @@ int shword_split(const char *t, struct sh_line *out)
 		char c = t[i];
 		if (c == '\\' && t[i + 1]) {
 			if (t[i + 1] != '\n')
-				r = add_char(&p, t[i + 1]);
+				r = shword_add_char(&p, t[i + 1]);
 			i++;
 		} else if (c == '\'') {
 			p.in_word = 1;
 			while (t[++i] && t[i] != '\'' && r == 0)
-				r = add_char(&p, t[i]);
+				r = shword_add_char(&p, t[i]);
 			if (!t[i])
 				break;
 		} else if (c == '"') {
@@ -158,7 +158,7 @@ int shword_split(const char *t, struct sh_line *out)
 			while (t[++i] && t[i] != '"' && r == 0) {
 				if (t[i] == '\\' && t[i + 1] && strchr("\"\\$`", t[i + 1]))
 					i++;
-				r = add_char(&p, t[i]);
+				r = shword_add_char(&p, t[i]);
 			}
 			if (!t[i])
 				break;
@@ -166,23 +166,23 @@ int shword_split(const char *t, struct sh_line *out)
 			while (t[i + 1] && t[i + 1] != '\n')
 				i++;
 		} else if (c == ' ' || c == '\t') {
-			r = end_word(&p);
+			r = shword_end_word(&p);
 		} else if (c == '|') {
-			r = end_cmd(&p, t[i + 1] != '|');
+			r = shword_end_cmd(&p, t[i + 1] != '|');
 			if (t[i + 1] == '|' || t[i + 1] == '&')
 				i++;
 		} else if (c == '\n' || c == ';' || c == '(' || c == ')' || c == '`' ||
 			   c == '{' || c == '}') {
 			if ((c == '{' || c == '}') && p.in_word) {
-				r = add_char(&p, c);
+				r = shword_add_char(&p, c);
 				continue;
 			}
-			r = end_cmd(&p, 0);
+			r = shword_end_cmd(&p, 0);
 		} else if (c == '$' && t[i + 1] == '(') {
-			r = end_cmd(&p, 0);
+			r = shword_end_cmd(&p, 0);
 			i++;
 		} else if (c == '&' && t[i + 1] != '>') {
-			r = end_cmd(&p, 0);
+			r = shword_end_cmd(&p, 0);
 			if (t[i + 1] == '&')
 				i++;
 		} else if (c == '>' || c == '<' || (c == '&' && t[i + 1] == '>')) {
@@ -193,21 +193,21 @@ int shword_split(const char *t, struct sh_line *out)
 				p.word.len = p.word.cap = 0;
 				p.in_word = 0;
 			}
-			if ((r = end_word(&p)) < 0)
+			if ((r = shword_end_word(&p)) < 0)
 				break;
-			size_t used = redir_op(&p, t + i);
+			size_t used = shword_redir_op(&p, t + i);
 			if (used == 0) {
-				r = end_cmd(&p, 0);
+				r = shword_end_cmd(&p, 0);
 				i++;
 			} else {
 				i += used - 1;
 			}
 		} else {
-			r = add_char(&p, c);
+			r = shword_add_char(&p, c);
 		}
 	}
 	if (r == 0)
-		r = end_cmd(&p, 0);
+		r = shword_end_cmd(&p, 0);
 	free(p.word.s);
 	if (r < 0) {
 		for (size_t k = 0; k < p.cur.n_words; k++)
@@ -238,32 +238,32 @@ void shword_free(struct sh_line *l)
 
 char *shword_join(char *const *argv)
 {
-	struct sh_buf b = { 0 };
+	struct shword_buf b = { 0 };
 
 	for (size_t i = 0; argv[i]; i++) {
-		if (i > 0 && buf_put(&b, ' ') < 0)
+		if (i > 0 && shword_buf_put(&b, ' ') < 0)
 			goto fail;
 		int plain = argv[i][0] != '\0' &&
 			    strspn(argv[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 					    "0123456789_-./=:,+@%") == strlen(argv[i]);
 		if (plain) {
 			for (const char *s = argv[i]; *s; s++)
-				if (buf_put(&b, *s) < 0)
+				if (shword_buf_put(&b, *s) < 0)
 					goto fail;
 			continue;
 		}
-		if (buf_put(&b, '\'') < 0)
+		if (shword_buf_put(&b, '\'') < 0)
 			goto fail;
 		for (const char *s = argv[i]; *s; s++) {
 			if (*s == '\'') {
-				if (buf_put(&b, '\'') < 0 || buf_put(&b, '\\') < 0 ||
-				    buf_put(&b, '\'') < 0 || buf_put(&b, '\'') < 0)
+				if (shword_buf_put(&b, '\'') < 0 || shword_buf_put(&b, '\\') < 0 ||
+				    shword_buf_put(&b, '\'') < 0 || shword_buf_put(&b, '\'') < 0)
 					goto fail;
-			} else if (buf_put(&b, *s) < 0) {
+			} else if (shword_buf_put(&b, *s) < 0) {
 				goto fail;
 			}
 		}
-		if (buf_put(&b, '\'') < 0)
+		if (shword_buf_put(&b, '\'') < 0)
 			goto fail;
 	}
 	if (!b.s)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,7 @@ static int run_print_json(const struct runner_result *res)
 		cJSON_AddNumberToObject(o, "stderr_bytes", (double)res->err.total);
 		cJSON_AddNumberToObject(o, "stderr_omitted", (double)res->err.omitted);
 		cJSON_AddBoolToObject(o, "timed_out", res->timed_out);
+		cJSON_AddBoolToObject(o, "interrupted", res->interrupted != 0);
 		cJSON_AddBoolToObject(o, "blocked", res->blocked);
 		if (res->blocked)
 			cJSON_AddStringToObject(o, "reason", res->block_reason);
@@ -317,6 +319,8 @@ int cmd_run(int argc, char **argv)
 		job.stream_stderr_fd = STDERR_FILENO;
 	}
 	fflush(stdout);
+	/* A reader that goes away must not kill us before the job's tree. */
+	signal(SIGPIPE, SIG_IGN);
 
 	r = runner_run(&job, &res, &e);
 	if (r < 0) {
@@ -335,6 +339,11 @@ int cmd_run(int argc, char **argv)
 			hctl_error("run: timed out after %g s; the process tree was killed",
 				   job.limits.timeout);
 		code = HCTL_TIMEOUT;
+	} else if (res.interrupted) {
+		if (!o.json && res.interrupted != SIGPIPE)
+			hctl_error("run: interrupted by signal %d; the process tree was killed",
+				   res.interrupted);
+		code = res.exit_code;
 	} else {
 		code = res.exit_code;
 	}

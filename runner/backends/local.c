@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/close_range.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -19,6 +21,7 @@
 #include "proctree.h"
 
 #define LOCAL_POLL_MS 10
+#define LOCAL_WATCH_MS 100
 /* After the tree is gone, how long a pipe may stay open (an fd handed to
  * a process outside the tree) before we stop reading it. */
 #define LOCAL_PIPE_LINGER_MS 2000
@@ -29,10 +32,12 @@ struct local_run {
 	uv_loop_t loop;
 	uv_process_t proc;
 	uv_pipe_t out, err;
-	uv_timer_t deadline, reap;
+	uv_timer_t deadline, reap, watch;
+	int watch_fd;        /* a pipe we stream to, checked for a gone reader */
+	uv_signal_t sigs[3]; /* INT, TERM, HUP sent to the runner */
 	struct output_cap cap_out, cap_err;
 	pid_t pid;
-	int exited, timed_out, pipes_open, reap_active;
+	int exited, timed_out, interrupted, pipes_open, reap_active;
 	int64_t exit_status;
 	int term_signal;
 	enum local_phase phase;
@@ -51,6 +56,7 @@ static void local_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
 }
 
 static void local_stop(struct local_run *run);
+static void local_terminate(struct local_run *run);
 
 static void local_pipe_closed(uv_handle_t *h)
 {
@@ -69,6 +75,11 @@ static void local_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 
 	if (n > 0) {
 		output_feed(cap, b->base, (size_t)n);
+		/* Whoever read our output left: end the job as a pipe would. */
+		if (cap->broken && !run->exited && !run->interrupted) {
+			run->interrupted = SIGPIPE;
+			local_terminate(run);
+		}
 		return;
 	}
 	if (n < 0 && !uv_is_closing((uv_handle_t *)s))
@@ -81,6 +92,11 @@ static void local_stop(struct local_run *run)
 		uv_close((uv_handle_t *)&run->deadline, NULL);
 	if (!uv_is_closing((uv_handle_t *)&run->reap))
 		uv_close((uv_handle_t *)&run->reap, NULL);
+	if (!uv_is_closing((uv_handle_t *)&run->watch))
+		uv_close((uv_handle_t *)&run->watch, NULL);
+	for (int i = 0; i < 3; i++)
+		if (!uv_is_closing((uv_handle_t *)&run->sigs[i]))
+			uv_close((uv_handle_t *)&run->sigs[i], NULL);
 }
 
 /* Signal the tree and watch it go: TERM, grace, KILL. */
@@ -146,6 +162,46 @@ static void local_deadline(uv_timer_t *t)
 	local_terminate(run);
 }
 
+/* Past the head, nothing is written to the stream until the end, so a
+ * reader that left (e.g. "| head -1") is noticed by polling its pipe. */
+static void local_watch(uv_timer_t *t)
+{
+	struct local_run *run = t->loop->data;
+	struct pollfd pfd = { .fd = run->watch_fd, .events = 0 };
+
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLERR | POLLHUP))) {
+		uv_timer_stop(t);
+		run->cap_out.fd = -1;
+		run->cap_out.broken = 1;
+		if (!run->exited && !run->interrupted) {
+			run->interrupted = SIGPIPE;
+			local_terminate(run);
+		}
+	}
+}
+
+static void local_watch_start(struct local_run *run, int fd)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return;
+	run->watch_fd = fd;
+	uv_timer_start(&run->watch, local_watch, LOCAL_WATCH_MS, LOCAL_WATCH_MS);
+}
+
+/* The runner was told to stop: the job's tree goes first, then we report. */
+static void local_signal(uv_signal_t *h, int sig)
+{
+	struct local_run *run = h->loop->data;
+
+	if (run->exited || run->interrupted)
+		return;
+	run->interrupted = sig;
+	log_debug("local: got signal %d, terminating job %d", sig, (int)run->pid);
+	local_terminate(run);
+}
+
 static void local_exit(uv_process_t *p, int64_t status, int sig)
 {
 	struct local_run *run = p->loop->data;
@@ -194,8 +250,11 @@ static void local_fill(struct local_run *run, struct runner_result *res)
 	res->timed_out = run->timed_out;
 	res->signal = run->term_signal;
 	res->duration = (double)(run->t_exit - run->t_start) / 1e9;
+	res->interrupted = run->interrupted;
 	if (run->timed_out)
 		res->exit_code = 124;
+	else if (run->interrupted)
+		res->exit_code = 128 + run->interrupted;
 	else if (run->term_signal)
 		res->exit_code = 128 + run->term_signal;
 	else
@@ -228,6 +287,9 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 	uv_pipe_init(&run->loop, &run->err, 0);
 	uv_timer_init(&run->loop, &run->deadline);
 	uv_timer_init(&run->loop, &run->reap);
+	uv_timer_init(&run->loop, &run->watch);
+	for (int i = 0; i < 3; i++)
+		uv_signal_init(&run->loop, &run->sigs[i]);
 	run->pipes_open = 2;
 	stdio[0].flags = UV_IGNORE; /* libuv puts /dev/null there */
 	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
@@ -260,6 +322,10 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 		run->pid = run->proc.pid;
 		uv_read_start((uv_stream_t *)&run->out, local_alloc, local_read);
 		uv_read_start((uv_stream_t *)&run->err, local_alloc, local_read);
+		local_watch_start(run, x->stream_stdout_fd);
+		uv_signal_start(&run->sigs[0], local_signal, SIGINT);
+		uv_signal_start(&run->sigs[1], local_signal, SIGTERM);
+		uv_signal_start(&run->sigs[2], local_signal, SIGHUP);
 		uv_timer_start(&run->deadline, local_deadline,
 			       (uint64_t)(x->limits.timeout * 1000.0 + 0.5), 0);
 		uv_run(&run->loop, UV_RUN_DEFAULT);

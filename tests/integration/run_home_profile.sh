@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2088,SC2015 # job text is single-quoted on purpose
 # Profile HOME mode: ~/x, crontab and mktemp land in the profile; the real
 # HOME (a fake one made here), the real crontab and the user bus are
 # untouched, compared before and after.
@@ -28,7 +29,7 @@ echo "mktemp: $(mktemp)"
 echo "crontab: $(command -v crontab)"'
 out=$(DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus XDG_RUNTIME_DIR=/run/user/0 \
 	"$HCTL" run --home-mode profile -- "$job")
-echo "$out" | sed 's/^/# /'
+printf '# %s\n' "${out//$'\n'/$'\n'# }"
 P="$HERMES_HOME/home"
 echo "$out" | grep -qx "home=$P real=$real tmp=$HERMES_HOME/tmp/$HERMES_HOME/tmp/$HERMES_HOME/tmp" ||
 	fail "HOME/HERMES_REAL_HOME/TMPDIR"

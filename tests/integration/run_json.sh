@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2088,SC2015 # job text is single-quoted on purpose
 # --json prints one object with the documented fields and types; the
 # process exit code still follows the command; argv vs bash -c; -C.
 . "$(dirname "$0")/run_lib.sh"

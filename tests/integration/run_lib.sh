@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared setup for the run_*.sh integration tests (sourced, not run):
 # a private HERMES_HOME, a scratch dir, cleanup of what the test started.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2088,SC2015 # job text is single-quoted on purpose
 # Secrets in hermesctl's environment never reach the job: not in its env,
 # not in /proc/<pid>/environ of any ancestor the job can read.
 . "$(dirname "$0")/run_lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2088,SC2015 # job text is single-quoted on purpose
 # A timeout kills the whole tree: the shell, its background children,
 # setsid'd (daemonized) grandchildren and processes that ignore TERM.
 . "$(dirname "$0")/run_lib.sh"
@@ -38,7 +39,7 @@ pass "timeout after ${ms} ms killed bg, setsid, double-forked and TERM-ignoring 
 # A job that exits normally leaves nothing running behind it either.
 rc=0
 "$HCTL" run -- "setsid sleep 1005 & echo \$! > $d/left; echo done" >"$T/out" || rc=$?
-[ "$rc" = 0 ] && grep -q done "$T/out" || fail "normal job: rc $rc"
+[ "$rc" = 0 ] && grep -q "done" "$T/out" || fail "normal job: rc $rc"
 pid=$(cat "$d/left")
 TEST_PIDS+=("$pid")
 kill -0 "$pid" 2>/dev/null && fail "a daemonized leftover (pid $pid) survived the job"
@@ -53,3 +54,28 @@ assert o["timed_out"] is True and o["exit_code"] == 124, o
 assert 0.25 < o["duration"] < 5, o
 PY
 pass "--json reports timed_out and exit_code 124"
+
+# TERM to the runner takes the job's tree down with it.
+"$HCTL" run -- "setsid sleep 1007 & echo \$! > $d/int; sleep 1008" >"$T/out" 2>"$T/err" &
+hpid=$!
+TEST_PIDS+=("$hpid")
+for _ in $(seq 100); do [ -s "$d/int" ] && break; sleep 0.05; done
+[ -s "$d/int" ] || fail "the interrupted job did not start"
+kill -TERM "$hpid"
+rc=0
+wait "$hpid" || rc=$?
+[ "$rc" = 143 ] || fail "runner killed by TERM: exit $rc, want 143"
+pid=$(cat "$d/int")
+TEST_PIDS+=("$pid")
+kill -0 "$pid" 2>/dev/null && fail "the job's daemon (pid $pid) outlived the runner"
+grep -q "interrupted by signal 15" "$T/err" || fail "no interruption message: $(cat "$T/err")"
+pass "TERM to hermesctl killed the job's tree and exited 143"
+
+# A reader that stops early does not leave the job running.
+start=$(date +%s)
+line=$(timeout 20 "$HCTL" run -- 'echo $$ > '"$d/yes"'; exec yes' | head -n 1 || true)
+[ "$line" = y ] || fail "yes | head: got '$line'"
+pid=$(cat "$d/yes")
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$pid" 2>/dev/null && fail "yes (pid $pid) still runs after its reader left"
+pass "closed stdout: the job ends (SIGPIPE), hermesctl finishes in $(( $(date +%s) - start )) s"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2088,SC2015 # job text is single-quoted on purpose
 # Output caps are exact: stdout keeps 20,000 head + 30,000 tail bytes with
 # a notice naming the omitted count; stderr keeps its first 10,000 bytes.
 . "$(dirname "$0")/run_lib.sh"

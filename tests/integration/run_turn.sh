@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016,SC2088,SC2015 # job text is single-quoted on purpose
 # Turn marking: a job whose directory is in a tree whose daemon is dead is
 # refused; inside a live mount (when hermesfs can mount) the turn reason
 # reaches the checkpoint store.

@@ -58,6 +58,8 @@ static const char *const floor_cases[][2] = {
 	{ "echo ok; rm -rf /home/tester", "rm-root" },
 	{ "bash -c 'rm -rf /'", "rm-root" },
 	{ "ls $(rm -rf /boot)", "rm-root" },
+	{ "echo \"$(rm -rf /)\"", "rm-root" },
+	{ "echo \"`mkfs.ext4 /dev/sda`\"", "mkfs" },
 	{ "mkfs.ext4 /dev/sda1", "mkfs" },
 	{ "mke2fs /dev/sdb", "mkfs" },
 	{ "sudo mkfs -t xfs /dev/nvme0n1", "mkfs" },
@@ -136,6 +138,7 @@ static const char *const pass_cases[] = {
 	"printf '%s\\n' a b | sort | uniq -c",
 	"dd --help",
 	"echo ${HOME}",
+	"echo \"today is $(date +%F) in `pwd`\"",
 	"ls ~/projects > ~/projects/list.txt",
 };
 
