@@ -317,6 +317,7 @@ static const struct {
 	{ "locks", po_locks_run },
 	{ "special", po_special_run },
 	{ "users", po_users_run },
+	{ "times", po_times_run },
 };
 
 int main(int argc, char **argv)
