@@ -289,10 +289,15 @@ static void main_fail(struct hfs *fs, const char *msg)
 	log_err("%s", msg);
 }
 
+static void main_free_args(struct fuse_args *a)
+{
+	fuse_opt_free_args(a);
+}
+
 int main(int argc, char **argv)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
+	_cleanup_(main_free_args) struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	_cleanup_(main_free_args) struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
 	struct main_opts o = { 0 };
 	static struct hfs fs;
 	struct herr e = HERR_INIT;
@@ -376,11 +381,9 @@ int main(int argc, char **argv)
 		fuse_opt_add_arg(&fargs, "-osubtype=hermesfs");
 	if (!o.has_fsname)
 		main_add_fsname(&fargs, fs.source);
-	fuse_opt_free_args(&args);
 
 	r = session_run(&fs, &fargs, o.max_threads, o.clone_fd,
 			o.foreground ? NULL : main_detach, &fs, &e);
-	fuse_opt_free_args(&fargs);
 	if (r < 0)
 		main_fail(&fs, e.msg);
 	inode_table_free(&fs);

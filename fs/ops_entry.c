@@ -96,58 +96,51 @@ static int hfs_setattr_times(int fd, int fh, struct stat *attr, int valid)
 	return utimensat(fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
+/* The changes setattr asks for, in the kernel's order; 0 or -errno. */
+static int hfs_setattr_apply(struct hfs_inode *in, int fh, struct stat *attr, int valid)
+{
+	char proc[64];
+
+	sys_proc_path(in->fd, proc);
+	if (valid & FUSE_SET_ATTR_MODE) {
+		int r = fh >= 0 ? fchmod(fh, attr->st_mode) : chmod(proc, attr->st_mode);
+		if (r < 0)
+			return -errno;
+	}
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
+		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
+		if (fchownat(in->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		int r = fh >= 0 ? ftruncate(fh, attr->st_size) : truncate(proc, attr->st_size);
+		if (r < 0)
+			return -errno;
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		     FUSE_SET_ATTR_MTIME_NOW))
+		return hfs_setattr_times(in->fd, fh, attr, valid);
+	return 0;
+}
+
 void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 		 struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *in = inode_get(fs, ino);
 	int fh = fi ? (int)fi->fh : -1;
-	char proc[64];
 	struct stat st;
-	int r = 0;
+	int r;
 
 	hfs_count(fs, HFS_OP_SETATTR);
-	sys_proc_path(in->fd, proc);
-	if (valid & FUSE_SET_ATTR_MODE) {
-		if (fh >= 0)
-			r = fchmod(fh, attr->st_mode);
-		else
-			r = chmod(proc, attr->st_mode);
-		if (r < 0)
-			goto fail;
-	}
-	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
-		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
-		r = fchownat(in->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
-		if (r < 0)
-			goto fail;
-	}
-	if (valid & FUSE_SET_ATTR_SIZE) {
-		if (fh >= 0)
-			r = ftruncate(fh, attr->st_size);
-		else
-			r = truncate(proc, attr->st_size);
-		if (r < 0)
-			goto fail;
-	}
-	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
-		     FUSE_SET_ATTR_MTIME_NOW)) {
-		r = hfs_setattr_times(in->fd, fh, attr, valid);
-		if (r < 0) {
-			fuse_reply_err(req, -r);
-			return;
-		}
-	}
-	r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(in->fd, &st);
-	if (r < 0) {
+	r = hfs_setattr_apply(in, fh, attr, valid);
+	if (r == 0)
+		r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(in->fd, &st);
+	if (r < 0)
 		fuse_reply_err(req, -r);
-		return;
-	}
-	fuse_reply_attr(req, &st, HFS_TIMEOUT);
-	return;
-fail:
-	fuse_reply_err(req, errno);
+	else
+		fuse_reply_attr(req, &st, HFS_TIMEOUT);
 }
 
 void hfs_readlink(fuse_req_t req, fuse_ino_t ino)

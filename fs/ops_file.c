@@ -122,12 +122,17 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void hfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	struct hfs *fs = hfs_of(req);
 	int r;
 
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_FSYNC);
+	hfs_count(fs, HFS_OP_FSYNC);
 	r = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	r = r < 0 ? errno : 0;
+	/* with the writeback cache the kernel keeps attributes it cached
+	 * before the writes (st_blocks): make it ask again now they landed */
+	if (fs->writeback && r == 0)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	fuse_reply_err(req, r);
 }
 
 void hfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "hfs.h"
@@ -127,6 +128,46 @@ void hfs_destroy(void *userdata)
 	log_debug("session destroyed");
 }
 
+/* libfuse (and fusermount3) explain failures on stderr: while a setup call
+ * runs, catch that text so the error becomes one line a person reads. */
+struct session_capture {
+	int saved;
+	int mem;
+};
+
+static void session_capture_begin(struct session_capture *c)
+{
+	c->saved = dup(STDERR_FILENO);
+	c->mem = memfd_create("hermesfs-stderr", MFD_CLOEXEC);
+	if (c->saved >= 0 && c->mem >= 0)
+		dup2(c->mem, STDERR_FILENO);
+}
+
+/* Restore stderr; append what was caught to e's message as ": text". */
+static void session_capture_end(struct session_capture *c, struct herr *e)
+{
+	char buf[512];
+	ssize_t n = 0;
+
+	if (c->saved >= 0) {
+		dup2(c->saved, STDERR_FILENO);
+		close(c->saved);
+	}
+	if (c->mem < 0)
+		return;
+	if (e)
+		n = pread(c->mem, buf, sizeof(buf) - 1, 0);
+	close(c->mem);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *p = buf; *p; p++)
+		if (*p == '\n')
+			*p = *(p + 1) ? ' ' : '\0';
+	size_t len = strlen(e->msg);
+	snprintf(e->msg + len, sizeof(e->msg) - len, ": %s", buf);
+}
+
 static int session_register(struct hfs *fs)
 {
 	struct mount_info m;
@@ -146,20 +187,28 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 		void (*detach)(void *), void *detach_arg, struct herr *e)
 {
 	struct fuse_loop_config *cfg;
+	struct session_capture cap;
 	int r;
 
+	session_capture_begin(&cap);
 	fs->se = fuse_session_new(args, &hfs_ops, sizeof(hfs_ops), fs);
-	if (!fs->se)
-		return err_set(e, -EINVAL, "cannot start a FUSE session: bad -o option?");
+	if (!fs->se) {
+		err_set(e, -EINVAL, "cannot start a FUSE session");
+		session_capture_end(&cap, e);
+		return -EINVAL;
+	}
+	session_capture_end(&cap, NULL);
 	if (fuse_set_signal_handlers(fs->se) < 0) {
 		r = err_set(e, -EIO, "cannot install signal handlers");
 		goto destroy;
 	}
+	session_capture_begin(&cap);
 	if (fuse_session_mount(fs->se, fs->mountpoint) < 0) {
-		r = err_set(e, -EIO, "cannot mount on %s (see the message above)",
-			    fs->mountpoint);
+		r = err_set(e, -EIO, "cannot mount on %s", fs->mountpoint);
+		session_capture_end(&cap, e);
 		goto signals;
 	}
+	session_capture_end(&cap, NULL);
 	if ((r = ctl_start(fs, e)) < 0)
 		goto unmount;
 	if ((r = session_register(fs)) < 0) {
