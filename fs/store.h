@@ -1,7 +1,150 @@
 /* The checkpoint store: a bare git repository per protected tree under
- * $HERMES_HOME/checkpoints/<id>/. The only module that includes <git2.h>. */
+ * $HERMES_HOME/checkpoints/<id>/. The only module that includes <git2.h>.
+ *
+ * Layout of a store directory (plain `git --git-dir=DIR log` reads it):
+ *   HEAD -> refs/heads/main   the chain of checkpoints, newest first
+ *   config                    written by us; user/system git config is never read
+ *   hermes-tree               the absolute path of the protected tree
+ *   hermes-disabled           present when checkpoints are off for the tree (why)
+ *   hermes-statcache          stat cache of the last full scan
+ *   hermes-size               bytes on disk measured by the last garbage collection
+ *   hermes-state              "<checkpoints> <bytes written since the last collection>"
+ *   gc.lock                   held (flock) by a running background collection
+ *
+ * Each checkpoint is one commit whose parent is the previous one; author and
+ * committer are "hermes <hermes@local>", the message is the reason followed
+ * by trailers (Hermes-Files, Hermes-Insertions, Hermes-Deletions,
+ * Hermes-Processes, Hermes-Skipped) so a listing never recomputes a diff.
+ *
+ * Relative paths given to and returned by the store use '/' separators and
+ * never start with '/' or contain "." or ".." components. rootfd is an open
+ * directory fd of the tree (or of its mount); the store reads and writes the
+ * tree only through it, never through a git workdir.
+ *
+ * A struct store is used by one thread at a time. */
 #pragma once
 
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 #include "err.h"
 
 struct store;
+struct config;
+
+#define STORE_OID_HEX 41
+/* Returned (positive) by the checkpoint functions when the tree equals the
+ * previous checkpoint: no commit is made. */
+#define STORE_UNCHANGED 1
+
+struct ckpt_proc {
+	pid_t pid;
+	uid_t uid;
+	char comm[32];
+};
+
+/* What the caller knows about a checkpoint it asks for. */
+struct ckpt_meta {
+	const char *reason;            /* one line; NULL means "checkpoint" */
+	long long time;                /* unix seconds; 0 means now */
+	const struct ckpt_proc *procs; /* who caused the changes (may be NULL) */
+	size_t nprocs;
+};
+
+/* One checkpoint as listed, newest first (number 1 is the newest). */
+struct ckpt_info {
+	char oid[STORE_OID_HEX];
+	long long time;
+	char reason[256];
+	char who[256];     /* "vim[1234] bash[99]" or "" */
+	char skipped[256]; /* files left out by the size cap, or "" */
+	int files, insertions, deletions;
+};
+
+/* Progress of a full scan, for a tty indicator. */
+typedef void (*store_progress_fn)(void *arg, size_t files, unsigned long long bytes);
+
+/* Open the store of tree_abspath (absolute, resolved), creating it on first
+ * use. cfg may be NULL (defaults). Refuses / and the home directory. */
+int store_open(const char *tree_abspath, const struct config *cfg, struct store **out,
+	       struct herr *e);
+/* Open an existing store directory without creating anything (for
+ * status/prune of all stores). */
+int store_open_dir(const char *store_dir, const struct config *cfg, struct store **out,
+		   struct herr *e);
+void store_close(struct store *st);
+
+const char *store_tree_path(const struct store *st);
+const char *store_dir(const struct store *st);
+/* Why checkpoints are off for this tree (over the file cap), else NULL. */
+const char *store_disabled_reason(const struct store *st);
+/* The directory of the store that tree_abspath would have. */
+int store_dir_for_tree(const char *tree_abspath, char *out, size_t size);
+/* Does a store exist for exactly this tree? */
+int store_exists_for_tree(const char *tree_abspath);
+
+/* Checkpoint after a change of exactly these paths (files, symlinks or
+ * directories, existing or deleted; a directory is taken with everything
+ * below it). Costs O(paths given), not O(tree). Without a previous
+ * checkpoint it falls back to a full scan. out_oid receives the new commit.
+ * Returns 0, STORE_UNCHANGED or a negative errno. */
+int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relpaths,
+			   size_t n, const struct ckpt_meta *meta,
+			   char out_oid[STORE_OID_HEX], struct herr *e);
+/* Checkpoint the whole tree with a full scan; a stat cache avoids reading
+ * files that did not change. progress may be NULL. */
+int store_checkpoint_scan(struct store *st, int rootfd, const struct ckpt_meta *meta,
+			  store_progress_fn progress, void *progress_arg,
+			  char out_oid[STORE_OID_HEX], struct herr *e);
+
+/* The checkpoints, newest first (caller frees *out). */
+int store_list(struct store *st, struct ckpt_info **out, size_t *n, struct herr *e);
+/* Resolve a list number ("3") or a hash prefix (4-64 hex, unique among the
+ * listed checkpoints) to a full commit id. -ERANGE out of range, -EINVAL
+ * malformed, -ENOENT unknown, -EEXIST ambiguous. */
+int store_resolve(struct store *st, const char *spec, char out_oid[STORE_OID_HEX],
+		  struct herr *e);
+
+struct store_diff_opts {
+	const char *const *paths; /* limit to these (NULL: everything) */
+	size_t npaths;
+	int color;
+	int stat_only;
+};
+/* What changed in the tree since checkpoint oid: a --stat summary, then a
+ * unified diff, written to out. rootfd < 0 compares with the newest
+ * checkpoint instead of scanning. Returns the number of files that differ. */
+int store_diff(struct store *st, int rootfd, const char *oid,
+	       const struct store_diff_opts *o, FILE *out, struct herr *e);
+
+/* Make the tracked part of the tree equal to checkpoint oid: everything
+ * (paths NULL) or only the given paths (files or directories). Excluded
+ * paths are never touched. The caller takes the safety checkpoint first.
+ * *changed receives the number of paths written or removed. */
+int store_restore(struct store *st, int rootfd, const char *oid,
+		  const char *const *paths, size_t npaths, size_t *changed,
+		  struct herr *e);
+
+/* Retention: keep at most max_snapshots checkpoints and max_total_size_mb
+ * on disk. wait=0 trims the chain and starts a background collection;
+ * wait=1 collects in the foreground and repeats until under the caps.
+ * (Every checkpoint applies retention by itself, cheaply.) */
+int store_prune(struct store *st, int wait, struct herr *e);
+/* Bytes the store directory takes on disk now. */
+long long store_disk_usage(const char *store_dir);
+/* Remove a whole store directory. */
+int store_destroy(const char *store_dir, struct herr *e);
+
+/* The exclusion matcher (defaults + config + .hermesignore), exposed for
+ * tests and for the filesystem's dirty tracking. */
+struct store_ignore;
+int store_ignore_new(struct store_ignore **out);
+/* Add rules from text in gitignore syntax (one per line). */
+int store_ignore_add_text(struct store_ignore *ig, const char *text, size_t len);
+int store_ignore_add_rule(struct store_ignore *ig, const char *rule);
+void store_ignore_add_defaults(struct store_ignore *ig);
+/* Is relpath excluded, considering its parent directories too? */
+int store_ignore_match(const struct store_ignore *ig, const char *relpath, int is_dir);
+void store_ignore_free(struct store_ignore *ig);
+/* Is relpath excluded in this store's current rules? */
+int store_is_excluded(struct store *st, int rootfd, const char *relpath, int is_dir);

@@ -1,11 +1,317 @@
-/* hermesctl rollback: placeholder until its issue lands. */
+/* hermesctl rollback: list a tree's checkpoints, show what changed since
+ * one, and restore the whole tree or some files to one (after a safety
+ * checkpoint, so every rollback can itself be rolled back). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cleanup.h"
+#include "hctl_store.h"
 #include "hermesctl.h"
+
+static void rollback_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hermesctl rollback [-C DIR] [--json]          list checkpoints, newest first\n"
+		"       hermesctl rollback [-C DIR] diff N [FILE...]  what changed since checkpoint N\n"
+		"       hermesctl rollback [-C DIR] N                 restore the whole tree to N\n"
+		"       hermesctl rollback [-C DIR] N FILE...         restore only these files\n"
+		"\n"
+		"N is a number from the list (1 = newest) or a commit hash of 4-64 hex\n"
+		"digits. FILE is relative to DIR and must stay inside the tree. A restore\n"
+		"first takes a safety checkpoint (\"before rollback to N\"), so it can be\n"
+		"undone with another rollback. A whole-tree restore makes every tracked\n"
+		"file equal to the checkpoint (files created since are removed, deleted\n"
+		"ones come back); excluded paths (node_modules/, .env, ...) are never touched.\n"
+		"\n"
+		"  -C DIR      work on the tree holding DIR (default: the current directory)\n"
+		"  --json      machine-readable list\n"
+		"  --stat      diff: only the summary\n"
+		"  --no-pager  diff: never page\n");
+}
+
+static void rollback_fmt_time(long long t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	localtime_r(&tt, &tm);
+	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static int rollback_list(struct store *st, const char *tree, int json)
+{
+	struct ckpt_info *v = NULL;
+	struct herr e = HERR_INIT;
+	size_t n = 0;
+	char when[64];
+
+	if (store_list(st, &v, &n, &e) < 0) {
+		hctl_error("%s", e.msg);
+		return HCTL_FAIL;
+	}
+	if (json) {
+		cJSON *arr = cJSON_CreateArray();
+		char *s;
+		for (size_t i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			rollback_fmt_time(v[i].time, when, sizeof(when));
+			cJSON_AddNumberToObject(o, "number", (double)(i + 1));
+			cJSON_AddStringToObject(o, "oid", v[i].oid);
+			cJSON_AddStringToObject(o, "date", when);
+			cJSON_AddNumberToObject(o, "time", (double)v[i].time);
+			cJSON_AddStringToObject(o, "reason", v[i].reason);
+			cJSON_AddNumberToObject(o, "files", v[i].files);
+			cJSON_AddNumberToObject(o, "insertions", v[i].insertions);
+			cJSON_AddNumberToObject(o, "deletions", v[i].deletions);
+			cJSON_AddStringToObject(o, "who", v[i].who);
+			cJSON_AddStringToObject(o, "skipped", v[i].skipped);
+			cJSON_AddItemToArray(arr, o);
+		}
+		s = cJSON_Print(arr);
+		puts(s);
+		cJSON_free(s);
+		cJSON_Delete(arr);
+	} else if (n == 0) {
+		printf("no checkpoints for %s\n", tree);
+	} else {
+		printf("checkpoints of %s, newest first:\n\n", tree);
+		for (size_t i = 0; i < n; i++) {
+			rollback_fmt_time(v[i].time, when, sizeof(when));
+			printf("  %3zu  %.8s  %s  %s  (%d file%s, +%d/-%d)", i + 1, v[i].oid, when,
+			       v[i].reason, v[i].files, v[i].files == 1 ? "" : "s",
+			       v[i].insertions, v[i].deletions);
+			if (v[i].who[0])
+				printf("  by %s", v[i].who);
+			putchar('\n');
+		}
+		printf("\n  hermesctl rollback diff N    what changed since checkpoint N\n"
+		       "  hermesctl rollback N         restore the tree to checkpoint N\n"
+		       "  hermesctl rollback N FILE    restore one file from checkpoint N\n");
+	}
+	free(v);
+	return HCTL_OK;
+}
+
+/* Page through $PAGER (or less -R) when stdout is a terminal, like git. */
+static FILE *rollback_pager(pid_t *pid)
+{
+	const char *pager = getenv("PAGER");
+	int fds[2];
+
+	*pid = -1;
+	if (!isatty(STDOUT_FILENO))
+		return stdout;
+	if (!pager || !*pager)
+		pager = "less";
+	if (strcmp(pager, "cat") == 0 || pipe(fds) < 0)
+		return stdout;
+	fflush(stdout);
+	*pid = fork();
+	if (*pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return stdout;
+	}
+	if (*pid == 0) {
+		dup2(fds[0], STDIN_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		setenv("LESS", getenv("LESS") ? getenv("LESS") : "FRX", 1);
+		execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	signal(SIGPIPE, SIG_IGN);
+	return fdopen(fds[1], "w");
+}
+
+static int rollback_diff(struct store *st, int rootfd, const char *spec,
+			 const char *const *paths, size_t npaths, int stat_only, int nopager)
+{
+	struct store_diff_opts o = { paths, npaths, 0, stat_only };
+	struct herr e = HERR_INIT;
+	char oid[STORE_OID_HEX];
+	FILE *out = stdout;
+	pid_t pager = -1;
+	int r;
+
+	r = store_resolve(st, spec, oid, &e);
+	if (r < 0) {
+		hctl_error("%s", e.msg);
+		return hctl_exit_for(r);
+	}
+	if (!nopager)
+		out = rollback_pager(&pager);
+	o.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	r = store_diff(st, rootfd, oid, &o, out, &e);
+	if (r == 0)
+		fprintf(out, "no changes since checkpoint %s (%.8s)\n", spec, oid);
+	if (out != stdout)
+		fclose(out);
+	if (pager > 0)
+		while (waitpid(pager, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (r < 0) {
+		hctl_error("%s", e.msg);
+		return hctl_exit_for(r);
+	}
+	return HCTL_OK;
+}
+
+static int rollback_restore(struct store *st, int rootfd, const char *spec,
+			    const char *const *paths, size_t npaths)
+{
+	struct herr e = HERR_INIT;
+	char oid[STORE_OID_HEX], safety[STORE_OID_HEX], reason[128];
+	struct ckpt_proc who;
+	struct ckpt_meta meta = { 0 };
+	size_t changed = 0;
+	int r;
+
+	r = store_resolve(st, spec, oid, &e);
+	if (r < 0) {
+		hctl_error("%s", e.msg);
+		return hctl_exit_for(r);
+	}
+	snprintf(reason, sizeof(reason), "before rollback to %s (%.8s)", spec, oid);
+	hctl_caller(&who);
+	meta.reason = reason;
+	meta.procs = &who;
+	meta.nprocs = 1;
+	r = store_checkpoint_scan(st, rootfd, &meta, hctl_progress, NULL, safety, &e);
+	if (isatty(STDERR_FILENO))
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		hctl_error("safety checkpoint failed, nothing restored: %s", e.msg);
+		return hctl_exit_for(r);
+	}
+	r = store_restore(st, rootfd, oid, paths, npaths, &changed, &e);
+	if (r < 0) {
+		hctl_error("%s", e.msg);
+		if (changed > 0)
+			hctl_error("the state before this rollback is checkpoint %.8s", safety);
+		return hctl_exit_for(r);
+	}
+	printf("restored %s to checkpoint %.8s (%zu path%s changed)\n",
+	       npaths ? "files" : store_tree_path(st), oid, changed, changed == 1 ? "" : "s");
+	printf("the state before it is checkpoint %.8s: 'hermesctl rollback %.8s' undoes this\n",
+	       safety, safety);
+	return HCTL_OK;
+}
 
 int cmd_rollback(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	hctl_error("rollback: not implemented yet");
-	return HCTL_FAIL;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "stat", no_argument, NULL, 's' },
+		{ "no-pager", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL;
+	char tree[PATH_MAX], cwd[PATH_MAX];
+	struct config *cfg = NULL;
+	struct store *st = NULL;
+	_cleanup_close_ int rootfd = -1;
+	char **rel = NULL;
+	size_t nrel = 0;
+	int json = 0, stat_only = 0, nopager = 0, has, c, rc, diff = 0;
+
+	optind = 1;
+	/* options may follow N (e.g. "rollback diff 2 --stat") */
+	while ((c = getopt_long(argc, argv, "C:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			dir = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 's':
+			stat_only = 1;
+			break;
+		case 'P':
+			nopager = 1;
+			break;
+		case 'h':
+			rollback_usage(stdout);
+			return HCTL_OK;
+		default:
+			rollback_usage(stderr);
+			return HCTL_USAGE;
+		}
+	}
+	argv += optind;
+	argc -= optind;
+	if (argc > 0 && strcmp(argv[0], "diff") == 0) {
+		diff = 1;
+		argv++;
+		argc--;
+		if (argc < 1) {
+			hctl_error("rollback diff: which checkpoint? (see 'hermesctl rollback')");
+			return HCTL_USAGE;
+		}
+	}
+	rc = hctl_find_tree(dir, tree, cwd, &has);
+	if (rc != HCTL_OK)
+		return rc;
+	if (!has) {
+		if (argc == 0 && !json) {
+			printf("no checkpoints for %s\n", tree);
+			return HCTL_OK;
+		}
+		if (argc == 0) {
+			puts("[]");
+			return HCTL_OK;
+		}
+		hctl_error("no checkpoints for %s", tree);
+		return HCTL_NOTFOUND;
+	}
+	rc = hctl_open_store(tree, &cfg, &st);
+	if (rc != HCTL_OK)
+		goto out;
+	if (argc == 0) {
+		rc = rollback_list(st, tree, json);
+		goto out;
+	}
+	if (argc > 1) {
+		rel = calloc((size_t)argc, sizeof(*rel));
+		for (int i = 1; rel && i < argc; i++) {
+			rel[nrel] = malloc(PATH_MAX);
+			if (!rel[nrel])
+				break;
+			rc = hctl_tree_relpath(tree, cwd, argv[i], rel[nrel], PATH_MAX);
+			nrel++;
+			if (rc != HCTL_OK)
+				goto out;
+		}
+	}
+	rootfd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		hctl_error("cannot open %s: %s", tree, strerror(errno));
+		rc = HCTL_NOTFOUND;
+		goto out;
+	}
+	if (diff)
+		rc = rollback_diff(st, rootfd, argv[0], (const char *const *)rel, nrel, stat_only,
+				   nopager);
+	else
+		rc = rollback_restore(st, rootfd, argv[0], (const char *const *)rel, nrel);
+out:
+	for (size_t i = 0; i < nrel; i++)
+		free(rel[i]);
+	free(rel);
+	store_close(st);
+	config_free(cfg);
+	return rc;
 }

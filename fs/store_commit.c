@@ -1,0 +1,278 @@
+/* Turning a tree object into a checkpoint: the commit on top of the chain
+ * with reason, counts and processes as trailers; and reading them back for
+ * the listing and for resolving "N" or a hash prefix. */
+#include "store_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+static int store_sig(git_signature **sig, long long when)
+{
+	struct tm tm;
+	time_t t = (time_t)when;
+
+	localtime_r(&t, &tm);
+	return git_signature_new(sig, STORE_SIG_NAME, STORE_SIG_EMAIL, (git_time_t)when,
+				 (int)(tm.tm_gmtoff / 60));
+}
+
+/* One line, printable, bounded. */
+static void store_clean_line(char *dst, size_t size, const char *src)
+{
+	size_t n = 0;
+
+	for (; src && *src && n + 1 < size; src++)
+		dst[n++] = (*src == '\n' || *src == '\r' || *src == '\t') ? ' ' : *src;
+	dst[n] = '\0';
+}
+
+static void store_format_procs(char *out, size_t size, const struct ckpt_meta *m)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; m && i < m->nprocs && len + 48 < size; i++) {
+		char comm[32];
+		store_clean_line(comm, sizeof(comm), m->procs[i].comm);
+		len += (size_t)snprintf(out + len, size - len, "%s%s[%d] uid=%u",
+					i ? ", " : "", comm, (int)m->procs[i].pid,
+					(unsigned)m->procs[i].uid);
+	}
+}
+
+static int store_diff_stats(struct store *st, git_tree *old, git_tree *new_tree,
+			    size_t *files, size_t *ins, size_t *del)
+{
+	git_diff_options o;
+	git_diff *diff = NULL;
+	git_diff_stats *stats = NULL;
+	int rc;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.max_size = 8 << 20; /* bigger blobs count as binary: no lines */
+	rc = git_diff_tree_to_tree(&diff, st->repo, old, new_tree, &o);
+	if (rc == 0)
+		rc = git_diff_get_stats(&stats, diff);
+	if (rc == 0) {
+		*files = git_diff_stats_files_changed(stats);
+		*ins = git_diff_stats_insertions(stats);
+		*del = git_diff_stats_deletions(stats);
+	}
+	git_diff_stats_free(stats);
+	git_diff_free(diff);
+	return rc;
+}
+
+int store_commit_tree(struct store *st, const git_oid *tree_oid,
+		      const struct ckpt_meta *meta, const struct store_skips *skips,
+		      char out_oid[STORE_OID_HEX], struct herr *e)
+{
+	git_commit *head = NULL;
+	git_tree *old = NULL, *tree = NULL;
+	git_signature *sig = NULL;
+	git_oid oid;
+	size_t files = 0, ins = 0, del = 0;
+	char reason[256], procs[1024], *msg = NULL;
+	long long when = meta && meta->time ? meta->time : (long long)time(NULL);
+	int rc;
+
+	rc = store_head(st, &head, &old, e);
+	if (rc < 0)
+		return rc;
+	if (old && git_oid_equal(git_tree_id(old), tree_oid)) {
+		if (out_oid)
+			git_oid_tostr(out_oid, STORE_OID_HEX, git_commit_id(head));
+		rc = STORE_UNCHANGED;
+		goto out;
+	}
+	rc = git_tree_lookup(&tree, st->repo, tree_oid);
+	if (rc == 0)
+		rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+	if (rc < 0) {
+		rc = store_git_err(e, rc, "cannot count the changes");
+		goto out;
+	}
+	store_clean_line(reason, sizeof(reason), meta && meta->reason ? meta->reason : "");
+	if (!reason[0])
+		strcpy(reason, "checkpoint");
+	store_format_procs(procs, sizeof(procs), meta);
+	if (asprintf(&msg,
+		     "%s\n\nHermes-Files: %zu\nHermes-Insertions: %zu\nHermes-Deletions: %zu\n"
+		     "%s%s%s%s%s%s",
+		     reason, files, ins, del, procs[0] ? "Hermes-Processes: " : "", procs,
+		     procs[0] ? "\n" : "", skips && skips->n ? "Hermes-Skipped: " : "",
+		     skips && skips->n ? skips->text : "", skips && skips->n ? "\n" : "") < 0) {
+		msg = NULL;
+		rc = err_set(e, -ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = store_sig(&sig, when);
+	if (rc == 0) {
+		const git_commit *parents[1] = { head };
+		rc = git_commit_create(&oid, st->repo, STORE_REF, sig, sig, NULL, msg, tree,
+				       head ? 1 : 0, parents);
+	}
+	if (rc < 0) {
+		rc = store_git_err(e, rc, "cannot commit the checkpoint");
+		goto out;
+	}
+	if (out_oid)
+		git_oid_tostr(out_oid, STORE_OID_HEX, &oid);
+	{
+		struct herr pe = HERR_INIT;
+		if (store_prune_after_commit(st, &pe) < 0)
+			log_warn("checkpoint retention: %s", pe.msg);
+	}
+	rc = 0;
+out:
+	free(msg);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_tree_free(old);
+	git_commit_free(head);
+	return rc;
+}
+
+/* The value of "Key: value" in a commit message, into out. */
+static void store_trailer(const char *msg, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key);
+
+	out[0] = '\0';
+	for (const char *l = msg; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		if (strncmp(l, key, klen) == 0 && l[klen] == ':') {
+			const char *v = l + klen + 1, *end;
+			while (*v == ' ')
+				v++;
+			end = strchr(v, '\n');
+			size_t n = end ? (size_t)(end - v) : strlen(v);
+			if (n >= size)
+				n = size - 1;
+			memcpy(out, v, n);
+			out[n] = '\0';
+			return;
+		}
+	}
+}
+
+static void store_info_from(git_commit *c, struct ckpt_info *ci)
+{
+	const char *msg = git_commit_message(c);
+	const char *sum = git_commit_summary(c);
+	char num[32];
+
+	memset(ci, 0, sizeof(*ci));
+	git_oid_tostr(ci->oid, sizeof(ci->oid), git_commit_id(c));
+	ci->time = (long long)git_commit_time(c);
+	snprintf(ci->reason, sizeof(ci->reason), "%s", sum ? sum : "");
+	store_trailer(msg, "Hermes-Files", num, sizeof(num));
+	ci->files = atoi(num);
+	store_trailer(msg, "Hermes-Insertions", num, sizeof(num));
+	ci->insertions = atoi(num);
+	store_trailer(msg, "Hermes-Deletions", num, sizeof(num));
+	ci->deletions = atoi(num);
+	store_trailer(msg, "Hermes-Processes", ci->who, sizeof(ci->who));
+	store_trailer(msg, "Hermes-Skipped", ci->skipped, sizeof(ci->skipped));
+}
+
+int store_list(struct store *st, struct ckpt_info **out, size_t *n, struct herr *e)
+{
+	git_commit *c = NULL;
+	struct ckpt_info *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc = store_head(st, &c, NULL, e);
+
+	*out = NULL;
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	while (c) {
+		git_commit *parent = NULL;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct ckpt_info *nv = realloc(v, ncap * sizeof(*nv));
+			if (!nv) {
+				git_commit_free(c);
+				free(v);
+				return err_set(e, -ENOMEM, "out of memory");
+			}
+			v = nv;
+			cap = ncap;
+		}
+		store_info_from(c, &v[cnt++]);
+		if (git_commit_parentcount(c) > 0) {
+			rc = git_commit_parent(&parent, c, 0);
+			if (rc < 0) {
+				git_commit_free(c);
+				free(v);
+				return store_git_err(e, rc, "the checkpoint chain is damaged");
+			}
+		}
+		git_commit_free(c);
+		c = parent;
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int store_resolve(struct store *st, const char *spec, char out_oid[STORE_OID_HEX],
+		  struct herr *e)
+{
+	struct ckpt_info *v = NULL;
+	size_t n = 0, len = strlen(spec), hits = 0, all_digits = len > 0;
+	int rc;
+
+	for (size_t i = 0; i < len; i++)
+		all_digits &= isdigit((unsigned char)spec[i]) != 0;
+	if (!all_digits && (len < 4 || len > 64 || spec[0] == '-'))
+		return err_set(e, -EINVAL,
+			       "'%s' is neither a checkpoint number nor a 4-64 digit hex hash", spec);
+	for (size_t i = 0; !all_digits && i < len; i++)
+		if (!isxdigit((unsigned char)spec[i]))
+			return err_set(e, -EINVAL,
+				       "'%s' is neither a checkpoint number nor a 4-64 digit hex hash",
+				       spec);
+	rc = store_list(st, &v, &n, e);
+	if (rc < 0)
+		return rc;
+	if (n == 0) {
+		free(v);
+		return err_set(e, -ENOENT, "no checkpoints yet");
+	}
+	/* a number in range is a list position; other digit strings may be hashes */
+	if (all_digits && len <= 9) {
+		long k = strtol(spec, NULL, 10);
+		if (k >= 1 && (size_t)k <= n) {
+			memcpy(out_oid, v[k - 1].oid, STORE_OID_HEX);
+			free(v);
+			return 0;
+		}
+		if (len < 4) {
+			free(v);
+			return err_set(e, -ERANGE, "no checkpoint %s: use 1-%zu", spec, n);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (len <= 40 && strncasecmp(v[i].oid, spec, len) == 0) {
+			if (hits++ == 0)
+				memcpy(out_oid, v[i].oid, STORE_OID_HEX);
+		}
+	if (hits == 0 && all_digits && len <= 9) {
+		rc = err_set(e, -ERANGE, "no checkpoint %s: use 1-%zu", spec, n);
+		free(v);
+		return rc;
+	}
+	free(v);
+	if (hits == 0)
+		return err_set(e, -ENOENT, "checkpoint '%s' not found", spec);
+	if (hits > 1)
+		return err_set(e, -EEXIST, "checkpoint '%s' is ambiguous: give more digits", spec);
+	return 0;
+}

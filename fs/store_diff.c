@@ -1,0 +1,130 @@
+/* What changed since a checkpoint: the tree as it is now (a scan, or the
+ * newest checkpoint) against the checkpoint's tree, printed as a --stat
+ * summary and a unified diff, optionally coloured like git. */
+#include "store_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define C_RESET "\033[m"
+#define C_BOLD "\033[1m"
+#define C_CYAN "\033[36m"
+#define C_RED "\033[31m"
+#define C_GREEN "\033[32m"
+
+struct diff_out {
+	FILE *f;
+	int color;
+};
+
+static int diff_line(const git_diff_delta *delta, const git_diff_hunk *hunk,
+		     const git_diff_line *l, void *payload)
+{
+	struct diff_out *o = payload;
+	const char *col = NULL;
+
+	(void)delta;
+	(void)hunk;
+	switch (l->origin) {
+	case GIT_DIFF_LINE_FILE_HDR:
+		col = C_BOLD;
+		break;
+	case GIT_DIFF_LINE_HUNK_HDR:
+		col = C_CYAN;
+		break;
+	case GIT_DIFF_LINE_ADDITION:
+	case GIT_DIFF_LINE_ADD_EOFNL:
+		col = C_GREEN;
+		break;
+	case GIT_DIFF_LINE_DELETION:
+	case GIT_DIFF_LINE_DEL_EOFNL:
+		col = C_RED;
+		break;
+	default:
+		break;
+	}
+	if (o->color && col)
+		fputs(col, o->f);
+	if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
+	    l->origin == GIT_DIFF_LINE_DELETION)
+		fputc(l->origin, o->f);
+	if (o->color && col && l->content_len > 0 &&
+	    l->content[l->content_len - 1] == '\n') {
+		fwrite(l->content, 1, l->content_len - 1, o->f);
+		fputs(C_RESET "\n", o->f);
+	} else {
+		fwrite(l->content, 1, l->content_len, o->f);
+		if (o->color && col)
+			fputs(C_RESET, o->f);
+	}
+	return ferror(o->f) ? -1 : 0;
+}
+
+int store_diff(struct store *st, int rootfd, const char *oid,
+	       const struct store_diff_opts *opt, FILE *out, struct herr *e)
+{
+	git_diff_options o;
+	struct diff_out dout = { out, opt && opt->color };
+	git_commit *c = NULL, *head = NULL;
+	git_tree *old = NULL, *now = NULL;
+	git_diff *diff = NULL;
+	git_diff_stats *stats = NULL;
+	git_buf buf = { 0 };
+	git_oid id, now_id;
+	int rc, files = 0;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	if (git_oid_fromstr(&id, oid) < 0 || git_commit_lookup(&c, st->repo, &id) < 0 ||
+	    git_commit_tree(&old, c) < 0) {
+		rc = err_set(e, -ENOENT, "checkpoint %.8s cannot be read", oid);
+		goto out;
+	}
+	if (rootfd >= 0) {
+		rc = store_scan_tree(st, rootfd, 0, NULL, NULL, &now_id, NULL, e);
+		if (rc == 0 && git_tree_lookup(&now, st->repo, &now_id) < 0)
+			rc = store_git_err(e, -EIO, "cannot read the scanned tree");
+	} else {
+		rc = store_head(st, &head, &now, e);
+	}
+	if (rc < 0)
+		goto out;
+	if (opt && opt->npaths) {
+		o.pathspec.strings = (char **)opt->paths;
+		o.pathspec.count = opt->npaths;
+		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	}
+	o.flags |= GIT_DIFF_INCLUDE_TYPECHANGE;
+	rc = git_diff_tree_to_tree(&diff, st->repo, old, now, &o);
+	if (rc == 0)
+		rc = git_diff_get_stats(&stats, diff);
+	if (rc == 0)
+		rc = git_diff_stats_to_buf(&buf, stats, GIT_DIFF_STATS_FULL |
+					   GIT_DIFF_STATS_INCLUDE_SUMMARY, 80);
+	if (rc < 0) {
+		rc = store_git_err(e, rc, "cannot compare with the checkpoint");
+		goto out;
+	}
+	files = (int)git_diff_stats_files_changed(stats);
+	if (files > 0) {
+		fwrite(buf.ptr, 1, buf.size, out);
+		if (!(opt && opt->stat_only)) {
+			fputc('\n', out);
+			rc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line, &dout);
+			if (rc < 0) {
+				rc = err_set(e, -EPIPE, "cannot write the diff");
+				goto out;
+			}
+		}
+	}
+	rc = files;
+out:
+	git_buf_dispose(&buf);
+	git_diff_stats_free(stats);
+	git_diff_free(diff);
+	git_tree_free(now);
+	git_tree_free(old);
+	git_commit_free(head);
+	git_commit_free(c);
+	return rc;
+}

@@ -1,0 +1,301 @@
+/* Raw file-system calls of the store on the protected tree: opening paths
+ * below the root fd without following symlinks, atomic replacement,
+ * removal with pruning of emptied directories, hashing a file into the odb. */
+#include "store_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+/* Walk the components of relpath one openat() at a time. */
+static int fsio_walk(int rootfd, const char *relpath, int flags)
+{
+	const char *base;
+	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, 0, &base);
+	int fd;
+
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base, flags | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int fsio_open(int rootfd, const char *relpath, int flags)
+{
+	static int no_openat2;
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	if (!no_openat2) {
+		fd = syscall(SYS_openat2, rootfd, relpath, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno != ENOSYS && errno != EAGAIN)
+			return -errno;
+		if (errno == ENOSYS)
+			no_openat2 = 1;
+	}
+	return fsio_walk(rootfd, relpath, flags);
+}
+
+int fsio_lstat(int rootfd, const char *relpath, struct stat *st)
+{
+	_cleanup_close_ int fd = fsio_open(rootfd, relpath, O_PATH);
+
+	if (fd < 0)
+		return fd;
+	return fstat(fd, st) < 0 ? -errno : 0;
+}
+
+int fsio_open_parent(int rootfd, const char *relpath, int create, const char **base)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = relpath, *slash;
+	int dfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+
+	if (dfd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
+		size_t len = (size_t)(slash - p);
+		int nfd;
+
+		if (len == 0 || len > NAME_MAX) {
+			close(dfd);
+			return -EINVAL;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* a file or symlink in the way of a restored path goes (it is
+		 * in the safety checkpoint) */
+		if (nfd < 0 && (errno == ENOTDIR || errno == ELOOP) && create &&
+		    unlinkat(dfd, comp, 0) == 0)
+			errno = ENOENT;
+		if (nfd < 0 && errno == ENOENT && create) {
+			if (mkdirat(dfd, comp, 0777) < 0 && errno != EEXIST) {
+				int r = -errno;
+				close(dfd);
+				return r;
+			}
+			nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (nfd < 0) {
+			int r = errno == ELOOP ? -ENOTDIR : -errno;
+			close(dfd);
+			return r;
+		}
+		close(dfd);
+		dfd = nfd;
+		p = slash + 1;
+	}
+	*base = p;
+	return dfd;
+}
+
+/* Remove directory name in dfd if it holds nothing but (empty) directories:
+ * those are not tracked, so they must not block a restore. */
+static int fsio_rmdir_dirs_only(int dfd, const char *name, int depth)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (de->d_type != DT_DIR || depth > 64)
+			r = -ENOTEMPTY;
+		else
+			r = fsio_rmdir_dirs_only(fd, de->d_name, depth + 1);
+	}
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
+	       mode_t mode, int is_link)
+{
+	const char *base;
+	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, 1, &base);
+	char tmp[64];
+	struct stat old;
+	int have_old, r = 0;
+
+	if (dfd < 0)
+		return dfd;
+	have_old = fstatat(dfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0;
+	snprintf(tmp, sizeof(tmp), STORE_TMP_PREFIX "%d-%lx", (int)getpid(),
+		 (unsigned long)random());
+	if (is_link) {
+		_cleanup_free_ char *target = strndup(buf, len);
+		if (!target)
+			return -ENOMEM;
+		if (symlinkat(target, dfd, tmp) < 0)
+			return -errno;
+		if (have_old && geteuid() == 0)
+			(void)fchownat(dfd, tmp, old.st_uid, old.st_gid, AT_SYMLINK_NOFOLLOW);
+	} else {
+		_cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+						mode & 07777);
+		const char *p = buf;
+		size_t left = len;
+
+		if (fd < 0)
+			return -errno;
+		while (left > 0 && r == 0) {
+			ssize_t w = write(fd, p, left);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				r = w < 0 ? -errno : -EIO;
+			else {
+				p += w;
+				left -= (size_t)w;
+			}
+		}
+		if (r == 0 && have_old && geteuid() == 0)
+			(void)fchown(fd, old.st_uid, old.st_gid);
+		if (r == 0 && fchmod(fd, mode & 07777) < 0)
+			r = -errno;
+		if (r < 0) {
+			unlinkat(dfd, tmp, 0);
+			return r;
+		}
+	}
+	if (renameat(dfd, tmp, dfd, base) < 0) {
+		r = -errno;
+		/* a directory in the way: take it only when it is empty */
+		if ((r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST) &&
+		    fsio_rmdir_dirs_only(dfd, base, 0) == 0 &&
+		    renameat(dfd, tmp, dfd, base) == 0)
+			return 0;
+		unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
+int fsio_rmdir_empty_parents(int rootfd, const char *relpath)
+{
+	char buf[PATH_MAX];
+	char *slash;
+
+	if (strlen(relpath) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, relpath);
+	while ((slash = strrchr(buf, '/'))) {
+		const char *base;
+		int dfd, r;
+
+		*slash = '\0';
+		dfd = fsio_open_parent(rootfd, buf, 0, &base);
+		if (dfd < 0)
+			return dfd;
+		r = unlinkat(dfd, base, AT_REMOVEDIR);
+		close(dfd);
+		if (r < 0)
+			return 0; /* not empty (or gone): stop here */
+	}
+	return 0;
+}
+
+int fsio_remove(int rootfd, const char *relpath)
+{
+	const char *base;
+	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, 0, &base);
+	struct stat sb;
+
+	if (dfd < 0)
+		return dfd == -ENOENT || dfd == -ENOTDIR ? 0 : dfd;
+	if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (unlinkat(dfd, base, S_ISDIR(sb.st_mode) ? AT_REMOVEDIR : 0) < 0)
+		return -errno;
+	return fsio_rmdir_empty_parents(rootfd, relpath);
+}
+
+static int fsio_read_full(int fd, char *buf, size_t len, size_t *got)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		ssize_t r = read(fd, buf + n, len - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*got = n;
+	return 0;
+}
+
+int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out)
+{
+	char small[65536], extra;
+	size_t got;
+	int r;
+
+	if (size <= sizeof(small)) {
+		r = fsio_read_full(fd, small, size, &got);
+		if (r < 0)
+			return r;
+		if (got != size || read(fd, &extra, 1) != 0)
+			return -EAGAIN; /* changed while we read it */
+		return git_odb_write(out, odb, small, size, GIT_OBJECT_BLOB) < 0 ? -EIO : 0;
+	}
+
+	git_odb_stream *ws = NULL;
+	size_t left = size;
+	_cleanup_free_ char *buf = malloc(1 << 20);
+
+	if (!buf)
+		return -ENOMEM;
+	if (git_odb_open_wstream(&ws, odb, size, GIT_OBJECT_BLOB) < 0)
+		return -EIO;
+	r = 0;
+	while (left > 0) {
+		size_t want = left < (1u << 20) ? left : (1u << 20);
+		r = fsio_read_full(fd, buf, want, &got);
+		if (r < 0)
+			break;
+		if (got != want) {
+			r = -EAGAIN;
+			break;
+		}
+		if (git_odb_stream_write(ws, buf, got) < 0) {
+			r = -EIO;
+			break;
+		}
+		left -= got;
+	}
+	if (r == 0 && read(fd, &extra, 1) != 0)
+		r = -EAGAIN;
+	if (r == 0 && git_odb_stream_finalize_write(out, ws) < 0)
+		r = -EIO;
+	git_odb_stream_free(ws);
+	return r;
+}

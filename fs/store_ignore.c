@@ -1,0 +1,259 @@
+/* Exclusions: which paths of a tree never enter a checkpoint. A small
+ * matcher for the gitignore subset we need (negation, dir/, anchored /x,
+ * **, *, ?, [classes], escapes), the default list and .hermesignore. */
+#include "store_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ignore_rule {
+	char *pat;
+	unsigned negate : 1;
+	unsigned dir_only : 1;
+	unsigned anchored : 1;
+};
+
+struct store_ignore {
+	struct ignore_rule *rules;
+	size_t n, cap;
+};
+
+/* hermes.md section 1 "Excludes", plus .git of any type and our own
+ * temporary files. */
+static const char *const ignore_defaults[] = {
+	"node_modules/", "dist/", "build/", "target/", "out/", ".next/", ".nuxt/",
+	"__pycache__/", "*.pyc", "*.pyo", ".cache/", ".pytest_cache/", ".mypy_cache/",
+	".ruff_cache/", "coverage/", ".coverage",
+	".venv/", "venv/", "env/", ".git", ".hg/", ".svn/", ".worktrees/",
+	"*.so", "*.dylib", "*.dll", "*.o", "*.a", "*.jar", "*.class", "*.exe", "*.obj",
+	"*.mp4", "*.mov", "*.mkv", "*.webm", "*.zip", "*.tar", "*.tar.gz", "*.tgz",
+	"*.7z", "*.rar", "*.iso",
+	".env", ".env.*", ".env.local", ".env.*.local", ".DS_Store", "Thumbs.db", "*.log",
+	STORE_TMP_PREFIX "*",
+};
+
+int store_ignore_new(struct store_ignore **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void store_ignore_free(struct store_ignore *ig)
+{
+	if (!ig)
+		return;
+	for (size_t i = 0; i < ig->n; i++)
+		free(ig->rules[i].pat);
+	free(ig->rules);
+	free(ig);
+}
+
+int store_ignore_add_rule(struct store_ignore *ig, const char *rule)
+{
+	struct ignore_rule r = { 0 };
+	size_t len;
+	char *p;
+
+	if (rule[0] == '#' || rule[0] == '\0')
+		return 0;
+	if (rule[0] == '!') {
+		r.negate = 1;
+		rule++;
+	} else if (rule[0] == '\\' && (rule[1] == '#' || rule[1] == '!')) {
+		rule++;
+	}
+	p = strdup(rule);
+	if (!p)
+		return -ENOMEM;
+	len = strlen(p);
+	/* trailing blanks go unless escaped */
+	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t') &&
+	       !(len > 1 && p[len - 2] == '\\'))
+		p[--len] = '\0';
+	if (len > 0 && p[len - 1] == '/') {
+		r.dir_only = 1;
+		p[--len] = '\0';
+	}
+	if (len == 0) {
+		free(p);
+		return 0;
+	}
+	if (strchr(p, '/'))
+		r.anchored = 1;
+	if (p[0] == '/')
+		memmove(p, p + 1, len--);
+	if (ig->n == ig->cap) {
+		size_t cap = ig->cap ? ig->cap * 2 : 64;
+		struct ignore_rule *v = realloc(ig->rules, cap * sizeof(*v));
+		if (!v) {
+			free(p);
+			return -ENOMEM;
+		}
+		ig->rules = v;
+		ig->cap = cap;
+	}
+	r.pat = p;
+	ig->rules[ig->n++] = r;
+	return 0;
+}
+
+int store_ignore_add_text(struct store_ignore *ig, const char *text, size_t len)
+{
+	const char *end = text + len;
+
+	while (text < end) {
+		const char *nl = memchr(text, '\n', (size_t)(end - text));
+		size_t l = nl ? (size_t)(nl - text) : (size_t)(end - text);
+		char line[4096];
+		int r;
+
+		if (l > 0 && text[l - 1] == '\r')
+			l--;
+		if (l < sizeof(line)) {
+			memcpy(line, text, l);
+			line[l] = '\0';
+			r = store_ignore_add_rule(ig, line);
+			if (r < 0)
+				return r;
+		}
+		text = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+void store_ignore_add_defaults(struct store_ignore *ig)
+{
+	for (size_t i = 0; i < sizeof(ignore_defaults) / sizeof(ignore_defaults[0]); i++)
+		store_ignore_add_rule(ig, ignore_defaults[i]);
+}
+
+/* [abc], [!a-z], [^x]: *pp points after '['; returns 1/0, or -1 when the
+ * class is not closed (then '[' is a literal). */
+static int ignore_class(const char **pp, char c)
+{
+	const char *p = *pp;
+	int neg = 0, hit = 0;
+
+	if (*p == '!' || *p == '^') {
+		neg = 1;
+		p++;
+	}
+	if (*p == ']') {
+		hit |= c == ']';
+		p++;
+	}
+	for (; *p && *p != ']'; p++) {
+		char lo = *p;
+		if (lo == '\\' && p[1])
+			lo = *++p;
+		if (p[1] == '-' && p[2] && p[2] != ']') {
+			char hi = p[2];
+			p += 2;
+			if (hi == '\\' && p[1])
+				hi = *++p;
+			hit |= c >= lo && c <= hi;
+		} else {
+			hit |= c == lo;
+		}
+	}
+	if (*p != ']')
+		return -1;
+	*pp = p + 1;
+	return hit ^ neg;
+}
+
+/* Glob match where '*' and '?' stop at '/', and a whole "**" component
+ * spans directories. */
+static int ignore_wild(const char *pat, const char *p, const char *s)
+{
+	while (*p) {
+		if (p[0] == '*' && p[1] == '*' && (p == pat || p[-1] == '/') &&
+		    (p[2] == '/' || p[2] == '\0')) {
+			if (p[2] == '\0')
+				return 1;
+			p += 3;
+			for (;;) {
+				if (ignore_wild(pat, p, s))
+					return 1;
+				s = strchr(s, '/');
+				if (!s)
+					return 0;
+				s++;
+			}
+		}
+		if (*p == '*') {
+			while (*p == '*')
+				p++;
+			for (;;) {
+				if (ignore_wild(pat, p, s))
+					return 1;
+				if (!*s || *s == '/')
+					return 0;
+				s++;
+			}
+		}
+		if (*p == '?') {
+			if (!*s || *s == '/')
+				return 0;
+			p++;
+			s++;
+			continue;
+		}
+		if (*p == '[') {
+			const char *q = p + 1;
+			int m;
+			if (!*s || *s == '/')
+				return 0;
+			m = ignore_class(&q, *s);
+			if (m >= 0) {
+				if (!m)
+					return 0;
+				p = q;
+				s++;
+				continue;
+			}
+		}
+		if (*p == '\\' && p[1])
+			p++;
+		if (*p != *s)
+			return 0;
+		p++;
+		s++;
+	}
+	return *s == '\0';
+}
+
+/* The rules alone on one path: 1 excluded, 0 not. */
+int store_ignore_match_leaf(const struct store_ignore *ig, const char *path, int is_dir)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = ig->n; i-- > 0;) {
+		const struct ignore_rule *r = &ig->rules[i];
+		if (r->dir_only && !is_dir)
+			continue;
+		if (ignore_wild(r->pat, r->pat, r->anchored ? path : base))
+			return !r->negate;
+	}
+	return 0;
+}
+
+int store_ignore_match(const struct store_ignore *ig, const char *relpath, int is_dir)
+{
+	char buf[4096];
+	size_t len = strlen(relpath);
+
+	if (!ig || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, relpath, len + 1);
+	/* a file inside an excluded directory cannot be re-included */
+	for (char *s = buf; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (store_ignore_match_leaf(ig, buf, 1))
+			return 1;
+		*s = '/';
+	}
+	return store_ignore_match_leaf(ig, buf, is_dir);
+}

@@ -1,0 +1,104 @@
+/* Internals shared by the store*.c files (and only them: this header pulls
+ * in <git2.h>). */
+#pragma once
+
+#include <git2.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "store.h"
+#include "paths.h"
+
+#define STORE_TMP_PREFIX ".hermes-tmp-"
+#define STORE_REF "refs/heads/main"
+#define STORE_SIG_NAME "hermes"
+#define STORE_SIG_EMAIL "hermes@local"
+
+struct store_statcache;
+
+struct store {
+	git_repository *repo;
+	char dir[PATH_MAX];  /* the bare repository */
+	char tree[PATH_MAX]; /* the protected tree */
+	char disabled[512];  /* why checkpoints are off, or "" */
+	char *cfg_rules;              /* checkpoints.exclude, one per line */
+	struct store_ignore *ignore;  /* defaults + cfg_rules + .hermesignore */
+	struct timespec ignore_mtime;    /* of the .hermesignore in use */
+	ino_t ignore_ino;
+	int ignore_loaded;
+	long long max_snapshots;
+	long long max_total_bytes;
+	long long max_file_bytes;
+	long long max_files;
+	mode_t umask;
+	/* raw bytes written since the last collection was started */
+	long long written_since_gc;
+	int inflight; /* nesting depth of checkpoints writing objects */
+};
+
+/* A growing list of notes about files left out by the size cap. */
+struct store_skips {
+	char text[256];
+	size_t n;
+};
+
+/* store.c */
+int store_git_err(struct herr *e, int rc, const char *what);
+/* HEAD commit and its tree, or both NULL when there is none yet. */
+int store_head(struct store *st, git_commit **commit, git_tree **tree, struct herr *e);
+/* Commit tree_oid on top of HEAD unless equal; runs retention. */
+int store_commit_tree(struct store *st, const git_oid *tree_oid,
+		      const struct ckpt_meta *meta, const struct store_skips *skips,
+		      char out_oid[STORE_OID_HEX], struct herr *e);
+void store_skip_note(struct store_skips *sk, const char *relpath, long long size);
+/* Reload .hermesignore when it changed. */
+int store_ignore_refresh(struct store *st, int rootfd, struct herr *e);
+int store_write_marker(struct store *st, const char *name, const char *text);
+/* Tell background collections a checkpoint is writing objects (they keep
+ * loose objects younger than its start). */
+void store_inflight(struct store *st, int begin);
+
+/* store_fsio.c: every raw file-system call on the tree */
+/* Open relpath below rootfd without following any symlink. */
+int fsio_open(int rootfd, const char *relpath, int flags);
+int fsio_lstat(int rootfd, const char *relpath, struct stat *st);
+/* Open the parent directory of relpath and point *base at the last
+ * component. With create, missing directories are made and files or
+ * symlinks in their way are removed. */
+int fsio_open_parent(int rootfd, const char *relpath, int create, const char **base);
+/* Replace relpath atomically with a file of this content and mode, or a
+ * symlink to content when is_link. */
+int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
+	       mode_t mode, int is_link);
+/* Remove relpath (file, symlink or, recursively, a directory), then its
+ * parent directories that became empty. */
+int fsio_remove(int rootfd, const char *relpath);
+int fsio_rmdir_empty_parents(int rootfd, const char *relpath);
+/* Write a blob from an open file of known size into the odb. */
+int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out);
+
+/* store_scan.c */
+/* Build a tree object of the tree's current tracked state. */
+int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_fn progress,
+		    void *progress_arg, git_oid *tree_oid, struct store_skips *skips,
+		    struct herr *e);
+/* Write the blob of the regular file or symlink name in dirfd (sb from
+ * lstat) into the odb; seen receives the stat of what was read. */
+int store_hash_at(struct store *st, int dirfd, const char *name, const struct stat *sb,
+		  git_oid *oid, struct stat *seen);
+static inline git_filemode_t store_mode_of(const struct stat *sb)
+{
+	if (S_ISLNK(sb->st_mode))
+		return GIT_FILEMODE_LINK;
+	return (sb->st_mode & 0100) ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
+}
+/* Baseline guard: count tracked files, fail (and turn checkpoints off)
+ * above max_files. */
+int store_baseline_check(struct store *st, int rootfd, struct herr *e);
+
+/* store_ignore.c: the rules on this path only (its parents known clean) */
+int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, int is_dir);
+
+/* store_prune.c */
+int store_prune_after_commit(struct store *st, struct herr *e);

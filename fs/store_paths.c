@@ -1,0 +1,363 @@
+/* Checkpoints in O(changed): the new tree is the previous one plus updates
+ * for the given paths only, built with git_tree_create_updated in two
+ * passes (removals, then upserts) because it cannot swap a blob and a tree. */
+#include "store_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+struct upd {
+	char *path;
+	git_oid oid;
+	git_filemode_t mode;
+};
+
+struct upd_vec {
+	struct upd *v;
+	size_t n, cap;
+};
+
+struct paths_ctx {
+	struct store *st;
+	int rootfd;
+	git_tree *prev;
+	struct upd_vec rm, up;
+	struct store_skips skips;
+	struct herr *e;
+};
+
+static int upd_push(struct upd_vec *u, const char *path, const git_oid *oid,
+		    git_filemode_t mode)
+{
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 64;
+		struct upd *v = realloc(u->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		u->v = v;
+		u->cap = cap;
+	}
+	u->v[u->n].path = strdup(path);
+	if (!u->v[u->n].path)
+		return -ENOMEM;
+	if (oid)
+		u->v[u->n].oid = *oid;
+	u->v[u->n].mode = mode;
+	u->n++;
+	return 0;
+}
+
+static void upd_free(struct upd_vec *u)
+{
+	for (size_t i = 0; i < u->n; i++)
+		free(u->v[i].path);
+	free(u->v);
+}
+
+static int upd_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct upd *)a)->path, ((const struct upd *)b)->path);
+}
+
+/* Is a an ancestor directory of b? */
+static int path_is_parent(const char *a, const char *b)
+{
+	size_t l = strlen(a);
+	return strncmp(a, b, l) == 0 && b[l] == '/';
+}
+
+/* Sort, drop duplicates (the last wins) and, for removals, anything below
+ * another removal. */
+static void upd_normalise(struct upd_vec *u, int removals)
+{
+	size_t out = 0;
+
+	qsort(u->v, u->n, sizeof(*u->v), upd_cmp);
+	for (size_t i = 0; i < u->n; i++) {
+		if (out > 0 && (strcmp(u->v[out - 1].path, u->v[i].path) == 0 ||
+				(removals && path_is_parent(u->v[out - 1].path, u->v[i].path)))) {
+			if (!removals) {
+				free(u->v[out - 1].path);
+				u->v[out - 1] = u->v[i];
+			} else {
+				free(u->v[i].path);
+			}
+			continue;
+		}
+		u->v[out++] = u->v[i];
+	}
+	u->n = out;
+}
+
+/* "./a//b/" -> "a/b"; -EINVAL for absolute paths and "..". */
+static int paths_normalise(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+	const char *p = in;
+
+	if (in[0] == '/')
+		return -EINVAL;
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return -EINVAL;
+		if (len > 0 && !(len == 1 && p[0] == '.')) {
+			if (n + len + 2 > size)
+				return -ENAMETOOLONG;
+			if (n)
+				out[n++] = '/';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+static git_tree_entry *prev_entry(struct paths_ctx *c, const char *rel)
+{
+	git_tree_entry *te = NULL;
+
+	if (!c->prev || git_tree_entry_bypath(&te, c->prev, rel) != 0)
+		return NULL;
+	return te;
+}
+
+/* A new path needs its ancestors to be trees: blobs in the way go. */
+static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (char *s = buf; (s = strchr(s, '/')); s++) {
+		git_tree_entry *te;
+		*s = '\0';
+		te = prev_entry(c, buf);
+		*s = '/';
+		if (!te)
+			return 0; /* nothing deeper can exist either */
+		if (git_tree_entry_type(te) != GIT_OBJECT_TREE) {
+			int r;
+			*s = '\0';
+			r = upd_push(&c->rm, buf, NULL, 0);
+			git_tree_entry_free(te);
+			return r;
+		}
+		git_tree_entry_free(te);
+	}
+	return 0;
+}
+
+static int paths_one(struct paths_ctx *c, const char *rel);
+
+static int names_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory: everything below it now, and what of it is gone. */
+static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_sub)
+{
+	int fd = rel[0] ? fsio_open(c->rootfd, rel, O_RDONLY | O_DIRECTORY)
+			: openat(c->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = NULL;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	char child[PATH_MAX];
+	int r = 0;
+
+	if (fd < 0)
+		return 0; /* gone meanwhile: the next checkpoint sees it */
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return err_sys(c->e, -errno, "cannot read directory %s", rel);
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **nv = realloc(names, cap * sizeof(*nv));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			names = nv;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (r == 0)
+		qsort(names, n, sizeof(*names), names_cmp);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
+		r = paths_one(c, child);
+	}
+	for (size_t i = 0; r == 0 && prev_sub && i < git_tree_entrycount(prev_sub); i++) {
+		const char *name = git_tree_entry_name(git_tree_entry_byindex(prev_sub, i));
+		if (bsearch(&name, names, n, sizeof(*names), names_cmp))
+			continue;
+		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", name);
+		r = upd_push(&c->rm, child, NULL, 0);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r == -ENOMEM ? err_set(c->e, r, "out of memory") : r;
+}
+
+static int paths_one(struct paths_ctx *c, const char *rel)
+{
+	git_tree_entry *te = prev_entry(c, rel);
+	int was_tree = te && git_tree_entry_type(te) == GIT_OBJECT_TREE;
+	struct stat sb;
+	int r = fsio_lstat(c->rootfd, rel, &sb);
+	int trackable = r == 0 && (S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode) ||
+				   S_ISDIR(sb.st_mode));
+
+	if (r < 0 && r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -EXDEV) {
+		git_tree_entry_free(te);
+		return err_sys(c->e, r, "cannot read %s", rel);
+	}
+	if (!trackable || store_ignore_match(c->st->ignore, rel, S_ISDIR(sb.st_mode))) {
+		r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
+		goto out;
+	}
+	/* a change of kind (file <-> directory) removes the old one first */
+	if (te && was_tree != !!S_ISDIR(sb.st_mode))
+		r = upd_push(&c->rm, rel, NULL, 0);
+	else if (!te)
+		r = remove_blob_ancestors(c, rel);
+	if (r < 0)
+		goto out;
+	if (S_ISDIR(sb.st_mode)) {
+		git_tree *sub = NULL;
+		if (was_tree && git_tree_lookup(&sub, c->st->repo, git_tree_entry_id(te)) < 0)
+			sub = NULL;
+		r = paths_dir(c, rel, sub);
+		git_tree_free(sub);
+		goto out;
+	}
+	if (S_ISREG(sb.st_mode) && sb.st_size > c->st->max_file_bytes && (!te || was_tree)) {
+		store_skip_note(&c->skips, rel, (long long)sb.st_size);
+		goto out;
+	}
+	{
+		const char *base;
+		_cleanup_close_ int dfd = fsio_open_parent(c->rootfd, rel, 0, &base);
+		struct stat seen;
+		git_oid oid;
+
+		if (dfd < 0) {
+			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
+			goto out;
+		}
+		r = store_hash_at(c->st, dfd, base, &sb, &oid, &seen);
+		if (r == -ENOENT || r == -ELOOP) {
+			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
+			goto out;
+		}
+		if (r < 0) {
+			r = err_sys(c->e, r, "cannot read %s", rel);
+			goto out;
+		}
+		c->st->written_since_gc += (long long)seen.st_size;
+		if (te && !was_tree && git_oid_equal(&oid, git_tree_entry_id(te)) &&
+		    git_tree_entry_filemode(te) == store_mode_of(&seen))
+			goto out;
+		r = upd_push(&c->up, rel, &oid, store_mode_of(&seen));
+	}
+out:
+	git_tree_entry_free(te);
+	return r == -ENOMEM ? err_set(c->e, r, "out of memory") : r;
+}
+
+static int paths_apply(struct paths_ctx *c, const struct upd_vec *u, git_tree_update_t action,
+		       git_tree **tree)
+{
+	git_tree_update *ups;
+	git_oid oid;
+	int rc;
+
+	if (u->n == 0)
+		return 0;
+	ups = calloc(u->n, sizeof(*ups));
+	if (!ups)
+		return err_set(c->e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < u->n; i++) {
+		ups[i].action = action;
+		ups[i].path = u->v[i].path;
+		ups[i].id = u->v[i].oid;
+		ups[i].filemode = u->v[i].mode;
+	}
+	rc = git_tree_create_updated(&oid, c->st->repo, *tree, u->n, ups);
+	free(ups);
+	if (rc < 0)
+		return store_git_err(c->e, rc, "cannot build the checkpoint tree");
+	git_tree_free(*tree);
+	*tree = NULL;
+	rc = git_tree_lookup(tree, c->st->repo, &oid);
+	return rc < 0 ? store_git_err(c->e, rc, "cannot read the checkpoint tree") : 0;
+}
+
+int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relpaths,
+			   size_t n, const struct ckpt_meta *meta,
+			   char out_oid[STORE_OID_HEX], struct herr *e)
+{
+	struct paths_ctx c = { .st = st, .rootfd = rootfd, .e = e };
+	git_commit *head = NULL;
+	git_tree *tree = NULL;
+	char rel[PATH_MAX];
+	int r;
+
+	if (st->disabled[0])
+		return err_set(e, -EFBIG, "%s", st->disabled);
+	r = store_head(st, &head, &c.prev, e);
+	if (r < 0)
+		return r;
+	if (!head)
+		return store_checkpoint_scan(st, rootfd, meta, NULL, NULL, out_oid, e);
+	store_inflight(st, 1);
+	r = store_ignore_refresh(st, rootfd, e);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {
+			r = err_set(e, -EINVAL, "%s: not a path inside the tree", relpaths[i]);
+			break;
+		}
+		r = rel[0] ? paths_one(&c, rel) : paths_dir(&c, rel, c.prev);
+	}
+	if (r == 0) {
+		upd_normalise(&c.rm, 1);
+		upd_normalise(&c.up, 0);
+		git_tree_dup(&tree, c.prev);
+		r = paths_apply(&c, &c.rm, GIT_TREE_UPDATE_REMOVE, &tree);
+	}
+	if (r == 0)
+		r = paths_apply(&c, &c.up, GIT_TREE_UPDATE_UPSERT, &tree);
+	if (r == 0)
+		r = store_commit_tree(st, git_tree_id(tree), meta, &c.skips, out_oid, e);
+	store_inflight(st, 0);
+	git_tree_free(tree);
+	git_tree_free(c.prev);
+	git_commit_free(head);
+	upd_free(&c.rm);
+	upd_free(&c.up);
+	return r;
+}

@@ -1,0 +1,333 @@
+/* Retention: trimming the chain to max_snapshots (the oldest kept commit
+ * becomes a new root), dropping the oldest checkpoints while the store is
+ * over max_total_size_mb, and reclaiming the objects with `git gc` run in
+ * the background (or in the foreground for an explicit prune). */
+#define _XOPEN_SOURCE 700
+#include "store_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+
+extern char **environ;
+
+/* Written objects (raw bytes) after which a collection is worth it. */
+#define PRUNE_GC_BYTES (32LL << 20)
+
+/* Background collections run while checkpoints go on: loose objects
+ * younger than this many seconds, or than the start of a checkpoint in
+ * flight (hermes-inflight), are kept because it may be about to reference
+ * them. */
+#define PRUNE_GRACE_S 10
+
+static long long prune_read_num(const struct store *st, const char *name)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", st->dir, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void prune_write_num(struct store *st, const char *name, long long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", v);
+	store_write_marker(st, name, v < 0 ? NULL : buf);
+}
+
+/* Keep the newest `keep` checkpoints: recreate them as a new chain. */
+static int prune_trim(struct store *st, size_t keep, size_t *dropped, struct herr *e)
+{
+	git_commit *c = NULL, **chain = NULL;
+	git_oid parent_oid, oid;
+	size_t n = 0, cap = 0;
+	int rc = store_head(st, &c, NULL, e);
+
+	*dropped = 0;
+	if (rc < 0 || !c)
+		return rc;
+	while (c) {
+		git_commit *p = NULL;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			git_commit **nv = realloc(chain, cap * sizeof(*nv));
+			if (!nv) {
+				git_commit_free(c);
+				rc = err_set(e, -ENOMEM, "out of memory");
+				goto out;
+			}
+			chain = nv;
+		}
+		chain[n++] = c;
+		if (git_commit_parentcount(c) > 0 && git_commit_parent(&p, c, 0) < 0) {
+			rc = store_git_err(e, -EIO, "the checkpoint chain is damaged");
+			goto out;
+		}
+		c = p;
+	}
+	if (n <= keep)
+		goto out;
+	for (size_t i = keep; i-- > 0;) {
+		git_tree *tree = NULL;
+		git_commit *parent = NULL;
+		const git_commit *parents[1];
+
+		rc = git_commit_tree(&tree, chain[i]);
+		if (rc == 0 && i + 1 < keep)
+			rc = git_commit_lookup(&parent, st->repo, &parent_oid);
+		parents[0] = parent;
+		if (rc == 0)
+			rc = git_commit_create(&oid, st->repo, NULL, git_commit_author(chain[i]),
+					       git_commit_committer(chain[i]), NULL,
+					       git_commit_message(chain[i]), tree,
+					       parent ? 1 : 0, parents);
+		git_tree_free(tree);
+		git_commit_free(parent);
+		if (rc < 0) {
+			rc = store_git_err(e, rc, "cannot rewrite the checkpoint chain");
+			goto out;
+		}
+		parent_oid = oid;
+	}
+	{
+		git_reference *ref = NULL;
+		rc = git_reference_create_matching(&ref, st->repo, STORE_REF, &parent_oid, 1,
+						   git_commit_id(chain[0]), "hermes: retention");
+		git_reference_free(ref);
+		if (rc < 0) {
+			rc = store_git_err(e, rc, "cannot move the checkpoint chain");
+			goto out;
+		}
+	}
+	*dropped = n - keep;
+out:
+	for (size_t i = 0; i < n; i++)
+		git_commit_free(chain[i]);
+	free(chain);
+	return rc;
+}
+
+static size_t prune_count(struct store *st, size_t stop)
+{
+	git_commit *c = NULL;
+	struct herr e = HERR_INIT;
+	size_t n = 0;
+
+	if (store_head(st, &c, NULL, &e) < 0)
+		return 0;
+	while (c && n < stop) {
+		git_commit *p = NULL;
+		n++;
+		if (git_commit_parentcount(c) > 0)
+			git_commit_parent(&p, c, 0);
+		git_commit_free(c);
+		c = p;
+	}
+	git_commit_free(c);
+	return n;
+}
+
+/* Reclaim space with git in a child: detached in the background (wait=0;
+ * a lock keeps two from overlapping and a busy lock skips the run) or in
+ * the foreground (waits for the lock). full=1 repacks everything so that
+ * dropped checkpoints' packed objects go; full=0 only packs new loose
+ * objects and prunes unreachable loose ones. The reachable size on disk is
+ * then recorded in hermes-size. */
+static int prune_gc(struct store *st, int wait, int full, struct herr *e)
+{
+	static const char script[] =
+		"D=$1; P=$2\n"
+		"if [ \"$P\" != now ]; then\n"
+		"  P=$(( $(date +%s) - $P )); F=$(cat \"$D/hermes-inflight\" 2>/dev/null) || F=$P\n"
+		"  [ \"$F\" -lt \"$P\" ] 2>/dev/null && P=$(( F - 2 )); P=@$P\n"
+		"fi\n"
+		"G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
+		"run() {\n"
+		"  exec 9>>\"$D/gc.lock\"\n"
+		"  if [ \"$3\" = wait ]; then flock 9; else flock -n 9 || exit 0; fi\n"
+		"  if [ \"$4\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
+		"  else $G repack -d -q && $G prune --expire=\"$P\" && $G prune-packed -q || exit 1\n"
+		"  fi\n"
+		"  $G rev-list --disk-usage --objects --all > \"$D/hermes-size.tmp\" &&\n"
+		"    mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
+		"}\n"
+		"if [ \"$3\" = wait ]; then run \"$@\"; else (run \"$@\") </dev/null >/dev/null 2>&1 & fi\n";
+	char home[PATH_MAX + 16], grace[16];
+	char *argv[] = { "sh", "-c", (char *)script, "hermes-gc", st->dir,
+			 wait ? "now" : grace, wait ? "wait" : "bg", full ? "full" : "light",
+			 NULL };
+	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", home, "GIT_CONFIG_NOSYSTEM=1",
+			 "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
+			 NULL };
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status, r;
+
+	snprintf(home, sizeof(home), "HOME=%s", st->dir);
+	/* HERMES_GC_GRACE (seconds) shortens the wait for tests */
+	snprintf(grace, sizeof(grace), "%d",
+		 getenv("HERMES_GC_GRACE") ? atoi(getenv("HERMES_GC_GRACE")) : PRUNE_GRACE_S);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (!wait) {
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+	}
+	r = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0)
+		return err_sys(e, -r, "cannot start git gc");
+	st->written_since_gc = 0;
+	/* in the background case sh exits at once, leaving the job detached */
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return err_sys(e, -errno, "cannot wait for git gc");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return err_set(e, -EIO, "git gc failed on %s", st->dir);
+	return 0;
+}
+
+/* hermes-state: "<checkpoints> <raw bytes written since the last gc>", so
+ * a checkpoint never walks the chain to count it. */
+static void prune_state_read(struct store *st, long long *count, long long *written)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	*count = *written = -1;
+	snprintf(path, sizeof(path), "%s/hermes-state", st->dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%lld %lld", count, written) != 2)
+		*count = *written = -1;
+	fclose(f);
+}
+
+static void prune_state_write(struct store *st, long long count, long long written)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%lld %lld", count, written);
+	store_write_marker(st, "hermes-state", buf);
+}
+
+int store_prune_after_commit(struct store *st, struct herr *e)
+{
+	long long size = prune_read_num(st, "hermes-size"), count, written;
+	size_t dropped = 0;
+	int rc = 0, gc = 0, full = 0;
+
+	prune_state_read(st, &count, &written);
+	if (count < 1)
+		count = (long long)prune_count(st, SIZE_MAX);
+	else
+		count++;
+	if (count > st->max_snapshots) {
+		rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
+		count = (long long)prune_count(st, SIZE_MAX);
+		full = gc = dropped > 0;
+	}
+	if (rc == 0 && size > st->max_total_bytes && count > 1) {
+		/* over the cap at the last measure: drop the oldest share */
+		long long drop = (long long)((double)count * (double)(size - st->max_total_bytes) /
+					     (double)size) + 1;
+		rc = prune_trim(st, (size_t)(drop < count ? count - drop : 1), &dropped, e);
+		count = (long long)prune_count(st, SIZE_MAX);
+		prune_write_num(st, "hermes-size", -1); /* stale until measured */
+		full = gc = 1;
+	}
+	written = (written > 0 ? written : 0) + st->written_since_gc;
+	st->written_since_gc = 0;
+	if (written > PRUNE_GC_BYTES || written > st->max_total_bytes / 8 ||
+	    (size < 0 && written > (4LL << 20)))
+		gc = 1;
+	if (rc == 0 && gc) {
+		rc = prune_gc(st, 0, full, e);
+		written = 0;
+	}
+	prune_state_write(st, count, written);
+	return rc;
+}
+
+int store_prune(struct store *st, int wait, struct herr *e)
+{
+	size_t dropped = 0;
+	int rc;
+
+	rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
+	if (rc == 0 && !wait)
+		rc = prune_gc(st, 0, 1, e);
+	for (int round = 0; rc == 0 && wait && round < 64; round++) {
+		long long size;
+		size_t have;
+
+		rc = prune_gc(st, 1, 1, e);
+		size = prune_read_num(st, "hermes-size");
+		have = prune_count(st, SIZE_MAX);
+		if (rc < 0 || size <= st->max_total_bytes || have <= 1)
+			break;
+		size_t drop = (size_t)((double)have * (double)(size - st->max_total_bytes) /
+				       (double)size) + 1;
+		rc = prune_trim(st, drop < have ? have - drop : 1, &dropped, e);
+	}
+	prune_state_write(st, (long long)prune_count(st, SIZE_MAX), 0);
+	return rc;
+}
+
+static long long prune_du_total;
+
+static int prune_du_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)flag;
+	(void)ftw;
+	prune_du_total += (long long)sb->st_blocks * 512;
+	return 0;
+}
+
+long long store_disk_usage(const char *store_dir)
+{
+	prune_du_total = 0;
+	if (nftw(store_dir, prune_du_one, 32, FTW_PHYS) < 0)
+		return -1;
+	return prune_du_total;
+}
+
+static int prune_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 ? -1 : 0;
+	return unlink(path) < 0 ? -1 : 0;
+}
+
+int store_destroy(const char *store_dir, struct herr *e)
+{
+	if (nftw(store_dir, prune_rm_one, 32, FTW_DEPTH | FTW_PHYS) < 0)
+		return err_sys(e, -errno, "cannot remove %s", store_dir);
+	return 0;
+}

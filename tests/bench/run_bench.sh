@@ -1,0 +1,61 @@
+#!/bin/bash
+# Runner overhead, measured against plain bash in the same run:
+#   1. hermesctl run -- true        vs  bash -c true
+#   2. 100 MB of output through it  vs  bash -c 'head -c 100000000 /dev/zero'
+# Prints medians and ratios. Uses hyperfine -N when installed, else a timed loop.
+# usage: tests/bench/run_bench.sh [BUILD_DIR]   (default: ./build)
+set -euo pipefail
+
+BUILD=${1:-${BUILD:-build}}
+HCTL=$(cd "$BUILD" && pwd)/tools/hermesctl
+[ -x "$HCTL" ] || { echo "no $HCTL: build first" >&2; exit 1; }
+T=$(mktemp -d /tmp/hermes-bench.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export HERMES_HOME="$T/hermes"
+mkdir -p "$HERMES_HOME"
+unset CI || true
+
+# mean_ms RUNS CMD... : typical wall time of CMD in milliseconds (hyperfine's
+# median: other work on the machine makes the mean noisy)
+mean_ms() {
+	local runs=$1
+	shift
+	if command -v hyperfine >/dev/null; then
+		# hyperfine -N splits its command like a shell: quote each word
+		hyperfine -N --warmup 3 --runs "$runs" --export-json "$T/h.json" \
+			"$(printf '%q ' "$@")" >/dev/null 2>&1
+		python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$T/h.json"
+	else
+		local start end
+		for _ in 1 2 3; do "$@" >/dev/null 2>&1 || true; done
+		start=$(date +%s%N)
+		for ((i = 0; i < runs; i++)); do "$@" >/dev/null 2>&1 || true; done
+		end=$(date +%s%N)
+		python3 -c "print('%.3f' % (($end - $start) / 1e6 / $runs))"
+	fi
+}
+
+report() {
+	local name=$1 base=$2 ours=$3
+	python3 - "$name" "$base" "$ours" <<'PY'
+import sys
+name, b, o = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+print(f"{name:<34} baseline {b:9.3f} ms  hermesctl {o:9.3f} ms  ratio {o / b:5.2f}x  overhead {o - b:+8.3f} ms")
+PY
+}
+
+tool=$(command -v hyperfine >/dev/null && echo "hyperfine -N" || echo "timed loop")
+echo "runner benchmark ($tool), $(nproc) cores, $(date -u +%FT%TZ)"
+
+b=$(mean_ms 300 bash -c true)
+o=$(mean_ms 300 "$HCTL" run -- true)
+report "trivial command (true)" "$b" "$o"
+o2=$(mean_ms 300 "$HCTL" run --home-mode profile -- true)
+report "trivial command, profile HOME" "$b" "$o2"
+
+big='head -c 100000000 /dev/zero'
+b=$(mean_ms 10 bash -c "$big")
+o=$(mean_ms 10 "$HCTL" run -- "$big")
+report "100 MB of output (kept 50 KB)" "$b" "$o"
+b=$(mean_ms 10 bash -c "$big | cat")
+report "100 MB, baseline through a pipe" "$b" "$o"

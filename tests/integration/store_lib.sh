@@ -1,0 +1,40 @@
+# Shared setup for the store_*.sh tests: a temp HERMES_HOME and tree,
+# cleaned up on exit; helpers to run hermesctl and to fail with a message.
+# shellcheck shell=bash
+set -euo pipefail
+HCTL=$BUILD/tools/hermesctl
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export HERMES_HOME=$WORK/home
+TREE=$WORK/tree
+mkdir -p "$HERMES_HOME" "$TREE"
+TREE=$(cd "$TREE" && pwd -P)
+TESTS=0
+
+fail() {
+	echo "not ok: $*" >&2
+	exit 1
+}
+
+ok() {
+	TESTS=$((TESTS + 1))
+	echo "ok $TESTS - $*"
+}
+
+# The store directory of $TREE (after the first checkpoint).
+store_dir() {
+	local id
+	id=$(printf '%s' "$TREE" | sha256sum | cut -c1-16)
+	echo "$HERMES_HOME/checkpoints/$id"
+}
+
+# Run hermesctl, expecting exit code $1; output in $OUT/$ERR.
+expect() {
+	local want=$1 rc=0
+	shift
+	OUT=$("$HCTL" "$@" 2>"$WORK/err") || rc=$?
+	ERR=$(cat "$WORK/err")
+	[ "$rc" = "$want" ] || fail "hermesctl $* exited $rc, want $want (stderr: $ERR)"
+	if [ "$rc" -ge 128 ]; then fail "hermesctl $* died of a signal"; fi
+	if grep -q 'Sanitizer\|runtime error' "$WORK/err"; then fail "sanitizer report: $ERR"; fi
+}

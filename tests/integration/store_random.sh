@@ -1,0 +1,16 @@
+#!/bin/bash
+# Randomized restore test: thousands of random edits, a checkpoint after
+# each step, every checkpoint restored in random order and compared byte for
+# byte and mode for mode with the copy taken at the time.
+set -euo pipefail
+command -v python3 >/dev/null || exit 77
+HCTL=$BUILD/tools/hermesctl
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export HERMES_HOME=$WORK/home
+mkdir -p "$HERMES_HOME" "$WORK/tree"
+printf 'checkpoints:\n  max_snapshots: 100000\n  max_total_size_mb: 100000\n' >"$HERMES_HOME/config.yaml"
+SEED=${STORE_RANDOM_SEED:-$RANDOM}
+echo "# seed $SEED (STORE_RANDOM_SEED=$SEED to repeat)"
+python3 "$SRC/tests/integration/store_random.py" "$HCTL" "$WORK/tree" "$SEED" \
+	"${STORE_RANDOM_ROUNDS:-4}" "${STORE_RANDOM_STEPS:-50}"
