@@ -36,7 +36,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd;
 
 	hfs_count(fs, HFS_OP_OPEN);
-	fd = sys_reopen(inode_get(fs, ino)->fd, hfs_open_flags(fs, fi->flags));
+	fd = inode_open(fs, inode_get(fs, ino), hfs_open_flags(fs, fi->flags));
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
 		return;
