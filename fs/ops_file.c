@@ -183,15 +183,15 @@ void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 {
 	off_t r;
 
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_LSEEK);
-	/* With the writeback cache, data may still sit in the kernel's pages,
-	 * so the disk's holes are not the file's: ENOSYS makes the kernel
-	 * answer itself (all data up to its size, a valid POSIX answer). */
-	if (hfs_of(req)->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE)) {
-		fuse_reply_err(req, ENOSYS);
-		return;
-	}
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_LSEEK);
+	/* With the writeback cache, data may still sit in the kernel's dirty
+	 * pages, so the disk's holes are not yet the file's. Invalidating the
+	 * pages makes the kernel write them back to us first (other workers
+	 * serve those WRITEs while this one waits). */
+	if (fs->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	r = lseek((int)fi->fh, off, whence);
 	if (r < 0)
 		fuse_reply_err(req, errno);
