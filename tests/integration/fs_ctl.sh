@@ -1,6 +1,7 @@
 #!/bin/bash
 # The control socket answers ping and status (with op counters that move
 # when the tree is used) and names unknown ops in its error.
+# shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 

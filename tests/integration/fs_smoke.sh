@@ -1,6 +1,7 @@
 #!/bin/bash
 # Mount a tree in place, change it through the mount, unmount: the changes
 # are on the disk, the registry record and socket come and go with the mount.
+# shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 
 src=$WORK/proj
