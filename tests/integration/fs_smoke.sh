@@ -36,7 +36,7 @@ for _ in $(seq 50); do [ -e "$HERMES_HOME/run/$id.json" ] || break; sleep 0.1; d
 # written through to the directory below
 [ "$(cat "$src/a.txt")" = after ] || fail "write did not reach the disk"
 [ "$(cat "$src/dir/c.txt")" = new ] || fail "rename did not reach the disk"
-[ -d "$src/dir" ] && [ -L "$src/link" ] || fail "mkdir/symlink did not reach the disk"
+{ [ -d "$src/dir" ] && [ -L "$src/link" ]; } || fail "mkdir/symlink did not reach the disk"
 grep -q "mounted $src on $src" "$HERMES_HOME/logs/$id.log" || fail "daemon log lacks the mount line"
 fs_check_log
 echo "ok: mounted in place, wrote through, unmounted cleanly"
