@@ -232,8 +232,12 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 		r = err_set(e, -ENOMEM, "out of memory");
 		goto unregister;
 	}
-	fuse_loop_cfg_set_max_threads(cfg, threads > 0 ? (unsigned)threads : SESSION_MAX_THREADS);
-	fuse_loop_cfg_set_idle_threads(cfg, 4);
+	if (threads <= 0)
+		threads = SESSION_MAX_THREADS;
+	fuse_loop_cfg_set_max_threads(cfg, (unsigned)threads);
+	/* idle workers stay: bursts of metadata ops would otherwise create
+	 * and destroy threads (each with a 1 MiB request buffer) all the time */
+	fuse_loop_cfg_set_idle_threads(cfg, (unsigned)threads);
 	fuse_loop_cfg_set_clone_fd(cfg, clone_fd ? 1 : 0);
 	r = fuse_session_loop_mt(fs->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
