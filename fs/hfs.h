@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "log.h"
 #include "paths.h"
 
 /* Kernel caches: entries, attributes and negative lookups live a day; every
@@ -85,12 +86,14 @@ static inline struct hfs *hfs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+const char *hfs_op_name(enum hfs_op op);
+
+/* Count an op for status; with -d also name it in the log. */
 static inline void hfs_count(struct hfs *fs, enum hfs_op op)
 {
 	atomic_fetch_add_explicit(&fs->ops[op], 1, memory_order_relaxed);
+	log_debug("op %s", hfs_op_name(op));
 }
-
-const char *hfs_op_name(enum hfs_op op);
 
 /* inode.c */
 int inode_table_init(struct hfs *fs, int root_fd);
