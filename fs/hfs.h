@@ -34,7 +34,8 @@ struct hfs_inode {
 
 	/* All below: protected by hfs.table_lock. */
 	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
-	struct hfs_inode *next;   /* hash chain */
+	struct hfs_inode *next;   /* hash chain, or the stale list once unhashed */
+	int hashed;               /* in the hash (not replaced by a newer record) */
 	struct hfs_inode *parent; /* directory of the latest lookup/creation/rename */
 	char *name;               /* name in parent at that time (NULL for the root) */
 };
@@ -76,6 +77,7 @@ struct hfs {
 	struct hfs_inode **table; /* hash buckets; table_lock */
 	size_t table_size;        /* table_lock */
 	size_t table_count;       /* table_lock */
+	struct hfs_inode *stale;  /* unhashed records still referenced, via next; table_lock */
 
 	atomic_uint_fast64_t ops[HFS_OP__COUNT];
 	struct hfs_ctl *ctl;
