@@ -239,6 +239,13 @@ void ckptd_stop(struct hfs *fs)
 		return;
 	if (c->baseline_started)
 		pthread_join(c->baseline, NULL);
+	if (c->turns) {
+		/* the tree as it is left: the next mount then finds nothing to
+		 * re-validate unless something changed while unmounted */
+		struct herr e = HERR_INIT;
+		if (turns_checkpoint_now(c->turns, "unmount", &e) < 0)
+			log_err("checkpoint at unmount failed: %s", e.msg);
+	}
 	fs->ckpt = NULL;
 	turns_free(c->turns);
 	store_ignore_free(atomic_load(&c->ignore));

@@ -133,8 +133,12 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 	struct stat st;
 	int r;
 
+	struct track tk;
+
 	hfs_count(fs, HFS_OP_SETATTR);
+	track_inode(req, in, &tk);
 	r = hfs_setattr_apply(in, fh, attr, valid);
+	track_done(req, &tk);
 	if (r == 0)
 		r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(in->fd, &st);
 	if (r < 0)
@@ -173,6 +177,7 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
+	struct track tk;
 	int r;
 
 	hfs_count(fs, op);
@@ -180,6 +185,7 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 		fuse_reply_err(req, -r);
 		return;
 	}
+	track_name(req, dir, name, &tk);
 	if (kind == HFS_MK_DIR)
 		r = mkdirat(dir->fd, name, mode);
 	else if (kind == HFS_MK_SYMLINK)
@@ -187,6 +193,7 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	else
 		r = mknodat(dir->fd, name, mode, rdev);
 	r = r < 0 ? -errno : 0;
+	track_done(req, &tk);
 	sys_creds_leave(&c);
 	if (r == 0)
 		r = inode_lookup(fs, dir, name, &e);
@@ -216,6 +223,7 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 	struct hfs_inode *dir = inode_get(fs, newparent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
+	struct track tk;
 	char proc[64];
 	int r;
 
@@ -227,7 +235,9 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 		fuse_reply_err(req, -r);
 		return;
 	}
+	track_name(req, dir, newname, &tk);
 	r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+	track_done(req, &tk);
 	sys_creds_leave(&c);
 	if (r == 0)
 		r = inode_lookup(fs, dir, newname, &e);
@@ -237,18 +247,29 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *dir = inode_get(fs, parent);
+	struct track tk;
+	int r;
 
 	hfs_count(fs, HFS_OP_UNLINK);
-	fuse_reply_err(req, unlinkat(inode_get(fs, parent)->fd, name, 0) < 0 ? errno : 0);
+	track_name(req, dir, name, &tk);
+	r = unlinkat(dir->fd, name, 0) < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
 }
 
 void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *dir = inode_get(fs, parent);
+	struct track tk;
+	int r;
 
 	hfs_count(fs, HFS_OP_RMDIR);
-	fuse_reply_err(req, unlinkat(inode_get(fs, parent)->fd, name, AT_REMOVEDIR) < 0 ?
-				    errno : 0);
+	track_name(req, dir, name, &tk);
+	r = unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
 }
 
 void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -257,10 +278,13 @@ void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *from = inode_get(fs, parent);
 	struct hfs_inode *to = inode_get(fs, newparent);
+	struct track tk;
 	int r;
 
 	hfs_count(fs, HFS_OP_RENAME);
+	track_rename(req, from, name, to, newname, &tk);
 	r = renameat2(from->fd, name, to->fd, newname, flags) < 0 ? -errno : 0;
+	track_done(req, &tk);
 	if (r == 0) {
 		inode_renamed(fs, to, newname);
 		if (flags & RENAME_EXCHANGE)

@@ -60,23 +60,33 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 		  size_t size, int flags)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	struct track tk;
 	char proc[64];
 	int r;
 
 	hfs_count(fs, HFS_OP_SETXATTR);
-	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	sys_proc_path(in->fd, proc);
+	track_inode(req, in, &tk);
 	r = setxattr(proc, name, value, size, flags);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	r = r < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
 }
 
 void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	struct track tk;
 	char proc[64];
 	int r;
 
 	hfs_count(fs, HFS_OP_REMOVEXATTR);
-	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	sys_proc_path(in->fd, proc);
+	track_inode(req, in, &tk);
 	r = removexattr(proc, name);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	r = r < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
 }

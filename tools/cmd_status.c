@@ -98,9 +98,12 @@ int cmd_status(int argc, char **argv)
 			cJSON_AddStringToObject(o, "state", state);
 			cJSON_AddNumberToObject(o, "uptime_s", (double)up);
 			if (detail) {
-				cJSON *ops = cJSON_DetachItemFromObject(detail, "ops");
-				if (ops)
-					cJSON_AddItemToObject(o, "ops", ops);
+				static const char *const keep[] = { "ops", "checkpoints", "inodes" };
+				for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+					cJSON *it = cJSON_DetachItemFromObject(detail, keep[k]);
+					if (it)
+						cJSON_AddItemToObject(o, keep[k], it);
+				}
 			}
 			cJSON_AddItemToArray(arr, o);
 		} else {
