@@ -239,7 +239,11 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 	r = 0;
 	log_info("unmounting %s", fs->mountpoint);
 unregister:
+	/* the record goes last: once it is gone, the daemon is done */
+	ctl_stop(fs);
+	ckptd_stop(fs);
 	mounts_remove(fs->id);
+	goto unmount;
 ctl:
 	ctl_stop(fs);
 ckpt:
