@@ -69,6 +69,14 @@ static int store_diff_stats(struct store *st, git_tree *old, git_tree *new_tree,
 	return rc;
 }
 
+static int store_count_blob(const char *root, const git_tree_entry *entry, void *payload)
+{
+	(void)root;
+	if (git_tree_entry_type(entry) == GIT_OBJECT_BLOB)
+		(*(size_t *)payload)++;
+	return 0;
+}
+
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		      const struct ckpt_meta *meta, const struct store_skips *skips,
 		      char out_oid[STORE_OID_HEX], struct herr *e)
@@ -92,8 +100,12 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		goto out;
 	}
 	rc = git_tree_lookup(&tree, st->repo, tree_oid);
-	if (rc == 0)
+	/* the first checkpoint counts files only: diffing a whole tree
+	 * against nothing would read every blob a second time */
+	if (rc == 0 && old)
 		rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+	else if (rc == 0)
+		rc = git_tree_walk(tree, GIT_TREEWALK_PRE, store_count_blob, &files);
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot count the changes");
 		goto out;
