@@ -104,6 +104,8 @@ fail:
 	if (resp) {
 		cJSON_AddBoolToObject(resp, "ok", 0);
 		cJSON_AddStringToObject(resp, "error", e.msg);
+		/* so a client can tell "no such checkpoint" from a failure */
+		cJSON_AddNumberToObject(resp, "errno", e.code < 0 ? -e.code : EIO);
 	}
 	return resp;
 }
