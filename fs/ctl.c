@@ -53,6 +53,7 @@ static int ctl_status(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	pthread_mutex_lock(&fs->table_lock);
 	cJSON_AddNumberToObject(resp, "inodes", (double)fs->table_count);
 	pthread_mutex_unlock(&fs->table_lock);
+	cJSON_AddNumberToObject(resp, "inode_fds", (double)atomic_load(&fs->kept_fds));
 	for (int i = 0; i < HFS_OP__COUNT; i++)
 		cJSON_AddNumberToObject(ops, hfs_op_name(i),
 					(double)atomic_load(&fs->ops[i]));

@@ -22,7 +22,11 @@
 /* One inode the kernel knows (or a parent of one). fuse_ino_t is the
  * pointer; the root is hfs.root and never freed. */
 struct hfs_inode {
-	int fd;     /* O_PATH|O_NOFOLLOW, immutable after creation */
+	/* O_PATH|O_NOFOLLOW, or -1 once the fd budget is spent and only the
+	 * handle is kept (never for directories). Immutable after creation:
+	 * closed only when the record is freed, so ops borrow it unlocked. */
+	int fd;
+	struct file_handle *handle; /* immutable; set when fd is -1 */
 	dev_t dev;  /* key, immutable */
 	ino_t ino;  /* key, immutable */
 	mode_t type; /* S_IFMT bits, immutable */
@@ -67,6 +71,10 @@ struct hfs {
 	int ready_fd;       /* pipe to the waiting parent, -1 once told */
 
 	struct hfs_inode root;
+	int mount_fd;      /* O_RDONLY on the source: open_by_handle_at's anchor */
+	int use_handles;   /* root on a filesystem with file handles */
+	long fd_budget;    /* kept O_PATH fds beyond which inodes keep handles */
+	atomic_long kept_fds;
 
 	pthread_mutex_t table_lock;
 	struct hfs_inode **table; /* hash buckets; table_lock */
@@ -99,6 +107,17 @@ struct hfs_inode *inode_get(struct hfs *fs, fuse_ino_t ino);
 int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		 struct fuse_entry_param *e);
 void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n);
+
+/* An O_PATH fd for an inode: its own (borrowed) or one opened from its
+ * handle (owned, closed by inode_fd_put). */
+struct inode_fd {
+	int fd;
+	int owned;
+};
+int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out);
+void inode_fd_put(struct inode_fd *f);
+/* A new fd on the inode opened with flags (for file and dir handles). */
+int inode_open(struct hfs *fs, struct hfs_inode *in, int flags);
 /* Record that name in newparent now denotes the inode that has (dev, ino). */
 void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newname);
 /* Path of in relative to the root ("" for the root) as last seen. */

@@ -1,6 +1,7 @@
-/* The inode table: one O_PATH fd per (dev, ino) the kernel holds, with its
- * lookup count, and the parent and name it was last seen under so later
- * code can name every inode it mutates. One mutex guards the whole table. */
+/* The inode table: one record per (dev, ino) the kernel holds, with an
+ * O_PATH fd (or, past the fd budget, a file handle), its lookup count, and
+ * the parent and name it was last seen under so later code can name every
+ * inode it mutates. One mutex guards the whole table. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ int inode_table_init(struct hfs *fs, int root_fd)
 	if (!fs->table)
 		return -ENOMEM;
 	fs->root.fd = root_fd;
+	fs->root.handle = NULL;
 	fs->root.dev = st.st_dev;
 	fs->root.ino = st.st_ino;
 	fs->root.type = st.st_mode & S_IFMT;
@@ -51,7 +53,9 @@ void inode_table_free(struct hfs *fs)
 			next = in->next;
 			if (in == &fs->root)
 				continue;
-			close(in->fd);
+			if (in->fd >= 0)
+				close(in->fd);
+			free(in->handle);
 			free(in->name);
 			free(in);
 		}
@@ -116,7 +120,11 @@ static void inode_unref_locked(struct hfs *fs, struct hfs_inode *in, uint64_t n)
 			*pp = in->next;
 		fs->table_count--;
 		parent = in->parent;
-		close(in->fd);
+		if (in->fd >= 0) {
+			close(in->fd);
+			atomic_fetch_sub(&fs->kept_fds, 1);
+		}
+		free(in->handle);
 		free(in->name);
 		free(in);
 		in = parent;
@@ -145,10 +153,32 @@ static void inode_set_name_locked(struct hfs *fs, struct hfs_inode *in,
 	}
 }
 
+/* Past the fd budget a new non-directory keeps a file handle instead of
+ * its fd. Returns the handle (caller owns) or NULL to keep the fd. */
+static struct file_handle *inode_maybe_handle(struct hfs *fs, int fd, const struct stat *st)
+{
+	struct file_handle *h;
+	int mnt;
+
+	if (!fs->use_handles || S_ISDIR(st->st_mode) || st->st_dev != fs->root.dev ||
+	    atomic_load(&fs->kept_fds) < fs->fd_budget)
+		return NULL;
+	h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	if (!h)
+		return NULL;
+	h->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", h, &mnt, AT_EMPTY_PATH) < 0) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
 int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		 struct fuse_entry_param *e)
 {
 	struct hfs_inode *in, *fresh = NULL;
+	struct file_handle *handle = NULL;
 	int fd, r;
 
 	memset(e, 0, sizeof(*e));
@@ -166,13 +196,22 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 	pthread_mutex_lock(&fs->table_lock);
 	in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
 	if (!in) {
+		/* the handle syscall runs unlocked; recheck for a racing insert */
+		pthread_mutex_unlock(&fs->table_lock);
+		handle = inode_maybe_handle(fs, fd, &e->attr);
+		pthread_mutex_lock(&fs->table_lock);
+		in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
+	}
+	if (!in) {
 		fresh = calloc(1, sizeof(*fresh));
 		if (!fresh) {
 			pthread_mutex_unlock(&fs->table_lock);
+			free(handle);
 			close(fd);
 			return -ENOMEM;
 		}
-		fresh->fd = fd;
+		fresh->fd = handle ? -1 : fd;
+		fresh->handle = handle;
 		fresh->dev = e->attr.st_dev;
 		fresh->ino = e->attr.st_ino;
 		fresh->type = e->attr.st_mode & S_IFMT;
@@ -182,16 +221,52 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		fresh->next = fs->table[h];
 		fs->table[h] = fresh;
 		fs->table_count++;
+		if (!handle)
+			atomic_fetch_add(&fs->kept_fds, 1);
 		in = fresh;
 	}
 	in->refs++;
 	inode_set_name_locked(fs, in, parent, name);
 	pthread_mutex_unlock(&fs->table_lock);
 
-	if (!fresh)
+	if (!fresh || handle) {
 		close(fd);
+		if (!fresh)
+			free(handle);
+	}
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
+}
+
+int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
+{
+	out->owned = 0;
+	out->fd = in->fd;
+	if (in->fd >= 0)
+		return 0;
+	out->fd = open_by_handle_at(fs->mount_fd, in->handle, O_PATH | O_CLOEXEC);
+	if (out->fd < 0)
+		return -errno;
+	out->owned = 1;
+	return 0;
+}
+
+void inode_fd_put(struct inode_fd *f)
+{
+	if (f->owned && f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->owned = 0;
+}
+
+int inode_open(struct hfs *fs, struct hfs_inode *in, int flags)
+{
+	int fd;
+
+	if (in->fd >= 0)
+		return sys_reopen(in->fd, flags);
+	fd = open_by_handle_at(fs->mount_fd, in->handle, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n)

@@ -42,7 +42,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * the writeback cache the writes come much later */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		track_inode(req, in, &tk);
-	fd = sys_reopen(in->fd, hfs_open_flags(fs, fi->flags));
+	fd = inode_open(fs, in, hfs_open_flags(fs, fi->flags));
 	track_done(req, &tk);
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
@@ -194,6 +194,13 @@ void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 	(void)ino;
 	hfs_count(hfs_of(req), HFS_OP_LSEEK);
+	/* With the writeback cache, data may still sit in the kernel's pages,
+	 * so the disk's holes are not the file's: ENOSYS makes the kernel
+	 * answer itself (all data up to its size, a valid POSIX answer). */
+	if (hfs_of(req)->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE)) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	r = lseek((int)fi->fh, off, whence);
 	if (r < 0)
 		fuse_reply_err(req, errno);
