@@ -56,6 +56,7 @@ static const char *const floor_cases[][2] = {
 	{ "rm -rf \"/\"", "rm-root" },
 	{ "rm --recursive --force /var", "rm-root" },
 	{ "echo ok; rm -rf /home/tester", "rm-root" },
+	{ "cat <<EOF\nhi\nEOF\nrm -rf /", "rm-root" },
 	{ "bash -c 'rm -rf /'", "rm-root" },
 	{ "ls $(rm -rf /boot)", "rm-root" },
 	{ "echo \"$(rm -rf /)\"", "rm-root" },
@@ -140,6 +141,10 @@ static const char *const pass_cases[] = {
 	"echo ${HOME}",
 	"echo \"today is $(date +%F) in `pwd`\"",
 	"ls ~/projects > ~/projects/list.txt",
+	"cat <<EOF > notes.md\nnever run rm -rf / here\nEOF\necho done",
+	"cat <<-'END' | wc -l\n\trm -rf /\n\tEND",
+	"grep x <<< 'rm -rf /'",
+	"cp notes.txt ~",
 };
 
 static void test_policy(void)
