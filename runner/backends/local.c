@@ -161,6 +161,8 @@ static void local_start_reaping(struct local_run *run)
 
 static void local_terminate(struct local_run *run)
 {
+	if (run->phase == LOCAL_TERM_SENT || run->phase == LOCAL_KILL_SENT)
+		return; /* already on its way down */
 	run->phase = LOCAL_TERM_SENT;
 	run->t_term = uv_hrtime();
 	proctree_signal(run->exited ? 0 : run->pid, SIGTERM);
@@ -297,7 +299,7 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 	if (output_init_headtail(&run->cap_out, x->limits.stdout_max, x->stream_stdout_fd) < 0 ||
 	    output_init_head(&run->cap_err, x->limits.stderr_max, x->stream_stderr_fd) < 0) {
 		r = err_set(e, -ENOMEM, "out of memory");
-		goto out_loop;
+		goto out_caps;
 	}
 	uv_pipe_init(&run->loop, &run->out, 0);
 	uv_pipe_init(&run->loop, &run->err, 0);
@@ -352,6 +354,12 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 		r = err_set(e, -ENOMEM, "out of memory");
 	else
 		r = 0;
+	goto out_loop;
+out_caps:
+	free(run->cap_out.head);
+	free(run->cap_out.tail);
+	free(run->cap_err.head);
+	free(run->cap_err.tail);
 out_loop:
 	if (uv_loop_close(&run->loop) == UV_EBUSY)
 		log_warn("local: event loop closed with handles still open");
