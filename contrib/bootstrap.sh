@@ -13,7 +13,7 @@ mode=${1:-demo}
 build_pkgs=(gcc pkg-config meson ninja-build git fuse3 libfuse3-dev libgit2-dev
 	libyaml-dev libcjson-dev libuv1-dev libssl-dev)
 test_pkgs=(python3 vim nano tmux attr fio bubblewrap util-linux make tar
-	procps psmisc cron hyperfine)
+	procps psmisc cron curl hyperfine)
 
 say() { printf '\n==> %s\n' "$*"; }
 
