@@ -78,6 +78,8 @@ static void upd_normalise(struct upd_vec *u, int removals)
 {
 	size_t out = 0;
 
+	if (u->n == 0)
+		return; /* qsort of a NULL array is undefined */
 	qsort(u->v, u->n, sizeof(*u->v), upd_cmp);
 	for (size_t i = 0; i < u->n; i++) {
 		if (out > 0 && (strcmp(u->v[out - 1].path, u->v[i].path) == 0 ||
