@@ -276,6 +276,11 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 			goto out;
 		}
+		if (r == -EPIPE) { /* the object store refused the write */
+			r = store_git_err(c->e, r, "cannot write it into the checkpoint store");
+			err_prefix(c->e, "%s", rel);
+			goto out;
+		}
 		if (r < 0) {
 			r = err_sys(c->e, r, "cannot read %s", rel);
 			goto out;
