@@ -206,7 +206,7 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 		}
 		n++;
 	}
-	if (r == 0)
+	if (r == 0 && n > 0)
 		qsort(names, n, sizeof(*names), names_cmp);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
