@@ -161,21 +161,31 @@ static size_t prune_count(struct store *st, size_t stop)
  * then recorded in hermes-size. */
 static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 {
+	/* $1 store, $2 grace seconds or "now", $3 wait|bg, $4 full|light. A
+	 * request that finds a collection running leaves gc.again, and the
+	 * running one goes round once more (full) instead of losing it. */
 	static const char script[] =
-		"D=$1; P=$2\n"
-		"if [ \"$P\" != now ]; then\n"
-		"  P=$(( $(date +%s) - $P )); F=$(cat \"$D/hermes-inflight\" 2>/dev/null); F=${F%% *}\n"
-		"  [ \"$F\" -lt \"$P\" ] 2>/dev/null && P=$(( F - 2 )); P=@$P\n"
-		"fi\n"
-		"G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
+		"D=$1; G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
+		"expiry() {\n"
+		"  [ \"$1\" = now ] && { echo now; return; }\n"
+		"  P=$(( $(date +%s) - $1 )); F=$(cat \"$D/hermes-inflight\" 2>/dev/null); F=${F%% *}\n"
+		"  [ \"$F\" -lt \"$P\" ] 2>/dev/null && P=$(( F - 2 )); echo @$P\n"
+		"}\n"
 		"run() {\n"
 		"  exec 9>>\"$D/gc.lock\"\n"
-		"  if [ \"$3\" = wait ]; then flock 9; else flock -n 9 || exit 0; fi\n"
-		"  if [ \"$4\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
-		"  else $G repack -d -q && $G prune --expire=\"$P\" && $G prune-packed -q || exit 1\n"
-		"  fi\n"
-		"  $G rev-list --disk-usage --objects --all > \"$D/hermes-size.tmp\" &&\n"
-		"    mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
+		"  if [ \"$3\" = wait ]; then flock 9\n"
+		"  else flock -n 9 || { : >\"$D/gc.again\"; exit 0; }; fi\n"
+		"  M=$4\n"
+		"  while :; do\n"
+		"    rm -f \"$D/gc.again\"; P=$(expiry \"$2\")\n"
+		"    if [ \"$M\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
+		"    else $G repack -d -q && $G prune --expire=\"$P\" && $G prune-packed -q || exit 1\n"
+		"    fi\n"
+		"    $G rev-list --disk-usage --objects --all >\"$D/hermes-size.tmp\" &&\n"
+		"      mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
+		"    [ -e \"$D/gc.again\" ] || break\n"
+		"    M=full\n"
+		"  done\n"
 		"}\n"
 		"if [ \"$3\" = wait ]; then run \"$@\"; else (run \"$@\") </dev/null >/dev/null 2>&1 & fi\n";
 	char home[PATH_MAX + 16], grace[16];
