@@ -101,7 +101,7 @@ printf 'hermesctl checkpoint --paths-from (1 file): %.1f ms; full scan with stat
 
 # disk after churn: CHURN checkpoints of 1-10 changed files, default retention
 wait_gc
-store=$(ls -d "$HERMES_HOME"/checkpoints/*/ | grep -v noconfig)
+store=$HERMES_HOME/checkpoints/$(printf '%s' "$TREE" | sha256sum | cut -c1-16)
 before=$(du -s -B1 "$store" | cut -f1)
 for s in $(seq 1 10); do
 	"$DRIVER" "$TREE" "$WORK/files.txt" $((CHURN / 10)) $(( (s % 10) + 1 )) "$s" rewrite >/dev/null

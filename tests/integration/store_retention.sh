@@ -2,6 +2,7 @@
 # Retention: at most max_snapshots checkpoints (the oldest kept one becomes
 # the root), and dropped checkpoints' objects really reclaimed: the store
 # shrinks, and stays under max_total_size_mb after `checkpoints prune`.
+# shellcheck source=tests/integration/store_lib.sh
 . "$SRC/tests/integration/store_lib.sh"
 command -v git >/dev/null || exit 77
 printf 'checkpoints:\n  max_snapshots: 5\n  max_total_size_mb: 6\n' >"$HERMES_HOME/config.yaml"
@@ -63,5 +64,5 @@ for i in $(seq 1 10); do
 done
 size=$(du -s -B1 "$D" | cut -f1)
 [ "$size" -le $((7 * 1024 * 1024)) ] || fail "store at $size bytes (peak $peak) after churn"
-[ -z "$(ps -eo args | grep '[h]ermes-gc')" ] || fail "a collection is left running"
+pgrep -f hermes-gc >/dev/null && fail "a collection is left running"
 ok "churn of 18 MB: peak $peak, then $size bytes without an explicit prune"
