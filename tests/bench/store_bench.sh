@@ -17,6 +17,8 @@ trap 'rm -rf "$WORK"' EXIT
 export HERMES_HOME=$WORK/home
 TREE=$WORK/tree
 mkdir -p "$HERMES_HOME" "$TREE"
+# the tree is over the default 50,000-file baseline cap on purpose
+printf 'checkpoints:\n  max_files: 10000000\n' >"$HERMES_HOME/config.yaml"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 
 secs() { date +%s.%N; }
