@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,11 +119,19 @@ void store_inflight(struct store *st, int begin)
 {
 	char buf[32];
 
+	/* the flock also serialises two processes checkpointing one tree
+	 * (each would otherwise fail the other's compare-and-swap of the ref) */
 	if (begin && st->inflight++ == 0) {
 		snprintf(buf, sizeof(buf), "%lld", (long long)time(NULL));
+		store_state_put(st, &st->inflight_fd, "hermes-inflight", "");
+		if (st->inflight_fd >= 0)
+			while (flock(st->inflight_fd, LOCK_EX) < 0 && errno == EINTR)
+				;
 		store_state_put(st, &st->inflight_fd, "hermes-inflight", buf);
 	} else if (!begin && --st->inflight == 0) {
 		store_state_put(st, &st->inflight_fd, "hermes-inflight", NULL);
+		if (st->inflight_fd >= 0)
+			flock(st->inflight_fd, LOCK_UN);
 	}
 }
 
