@@ -336,12 +336,15 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 
 	if (st->disabled[0])
 		return err_set(e, -EFBIG, "%s", st->disabled);
-	r = store_head(st, &head, &c.prev, e);
-	if (r < 0)
-		return r;
-	if (!head)
-		return store_checkpoint_scan(st, rootfd, meta, NULL, NULL, out_oid, e);
+	/* the lock first: the tree is built on the head read under it */
 	store_inflight(st, 1);
+	r = store_head(st, &head, &c.prev, e);
+	if (r == 0 && !head)
+		r = store_checkpoint_scan(st, rootfd, meta, NULL, NULL, out_oid, e);
+	if (r < 0 || !head) {
+		store_inflight(st, 0);
+		return r;
+	}
 	r = store_ignore_refresh(st, rootfd, e);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {
