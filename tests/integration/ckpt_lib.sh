@@ -12,6 +12,8 @@
 
 HCTL=$BUILD/tools/hermesctl
 CKPT_CLIENT=$SRC/tests/integration/ckpt_client.py
+# the helpers import each other: keep __pycache__ out of the source tree
+export PYTHONDONTWRITEBYTECODE=1
 TREE=""
 STORE=""
 SOCK=""
