@@ -62,8 +62,9 @@ c = m.get("checkpoints", {})
 print(eval(sys.argv[1]))' "$1"
 }
 
+# (grep, not python: it is polled, and python takes long to start on a busy box)
 ckpt_baseline_done() {
-	[ "$(ckpt_status 'c["enabled"] and not c["scanning"]' 2>/dev/null)" = True ]
+	ckpt_status_json | grep -q '"enabled":[[:space:]]*true,.*"scanning":[[:space:]]*false'
 }
 
 # Mount $TREE in place with a foreground daemon we own, then wait for the
