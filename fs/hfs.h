@@ -32,6 +32,11 @@ struct hfs_inode {
 	ino_t ino;  /* key, immutable */
 	mode_t type; /* S_IFMT bits, immutable */
 
+	/* dirty tracking (track.c): the turn epoch in which this inode was
+	 * last marked dirty, or found excluded */
+	atomic_uint_fast64_t mark_epoch;
+	atomic_uint_fast64_t skip_epoch;
+
 	/* All below: protected by hfs.table_lock. */
 	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
 	struct hfs_inode *next;   /* hash chain, or the stale list once unhashed */
@@ -81,6 +86,7 @@ struct hfs {
 
 	atomic_uint_fast64_t ops[HFS_OP__COUNT];
 	struct hfs_ctl *ctl;
+	struct hfs_ckpt *ckpt; /* set before the loop; ckptd.c */
 };
 
 static inline struct hfs *hfs_of(fuse_req_t req)
@@ -185,6 +191,21 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
 void hfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* track.c: bracket every mutation; a checkpoint never sees one half done.
+ * Paths excluded from checkpoints are not tracked (no bracket at all). */
+struct turns;
+struct track {
+	struct turns *turns; /* non-NULL while inside the turn gate */
+};
+/* The content or attributes of in change. */
+void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk);
+/* name in dir is created or removed. */
+void track_name(fuse_req_t req, struct hfs_inode *dir, const char *name, struct track *tk);
+/* Two names change (rename, exchange); d2 may be NULL. */
+void track_rename(fuse_req_t req, struct hfs_inode *d1, const char *n1,
+		  struct hfs_inode *d2, const char *n2, struct track *tk);
+void track_done(fuse_req_t req, struct track *tk);
 
 /* ctl.c */
 int ctl_start(struct hfs *fs, struct herr *e);

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ckptd.h"
 #include "hfs.h"
 #include "log.h"
 #include "mounts.h"
@@ -215,8 +216,10 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 		goto signals;
 	}
 	session_capture_end(&cap, NULL);
-	if ((r = ctl_start(fs, e)) < 0)
+	if ((r = ckptd_start(fs, e)) < 0)
 		goto unmount;
+	if ((r = ctl_start(fs, e)) < 0)
+		goto ckpt;
 	if ((r = session_register(fs)) < 0) {
 		err_sys(e, r, "cannot write the mount record");
 		goto ctl;
@@ -246,9 +249,15 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 	r = 0;
 	log_info("unmounting %s", fs->mountpoint);
 unregister:
+	/* the record goes last: once it is gone, the daemon is done */
+	ctl_stop(fs);
+	ckptd_stop(fs);
 	mounts_remove(fs->id);
+	goto unmount;
 ctl:
 	ctl_stop(fs);
+ckpt:
+	ckptd_stop(fs);
 unmount:
 	fuse_session_unmount(fs->se);
 signals:
