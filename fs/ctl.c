@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ckptd.h"
 #include "hfs.h"
 #include "jsonl.h"
 #include "log.h"
@@ -57,6 +58,7 @@ static int ctl_status(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 		cJSON_AddNumberToObject(ops, hfs_op_name(i),
 					(double)atomic_load(&fs->ops[i]));
 	cJSON_AddItemToObject(resp, "ops", ops);
+	ckptd_status(fs, resp);
 	return 0;
 }
 
@@ -66,6 +68,11 @@ static const struct {
 } ctl_ops[] = {
 	{ "ping", ctl_ping },
 	{ "status", ctl_status },
+	{ "turn", ckptd_ctl_turn },
+	{ "checkpoint", ckptd_ctl_checkpoint },
+	{ "list", ckptd_ctl_list },
+	{ "diff", ckptd_ctl_diff },
+	{ "restore", ckptd_ctl_restore },
 };
 
 static cJSON *ctl_dispatch(struct hfs *fs, const cJSON *req)
@@ -98,6 +105,8 @@ fail:
 	if (resp) {
 		cJSON_AddBoolToObject(resp, "ok", 0);
 		cJSON_AddStringToObject(resp, "error", e.msg);
+		/* so a client can tell "no such checkpoint" from a failure */
+		cJSON_AddNumberToObject(resp, "errno", e.code < 0 ? -e.code : EIO);
 	}
 	return resp;
 }
@@ -105,6 +114,7 @@ fail:
 struct ctl_client {
 	struct hfs *fs;
 	int fd;
+	struct ucred peer; /* who connected (SO_PEERCRED) */
 };
 
 static void *ctl_client_main(void *arg)
@@ -124,6 +134,17 @@ static void *ctl_client_main(void *arg)
 		} else if (r < 0) {
 			break;
 		} else {
+			/* handlers that act for the client read who it is from
+			 * here; whatever the client sent under these names is
+			 * overwritten */
+			cJSON_DeleteItemFromObjectCaseSensitive(req, "_peer_uid");
+			cJSON_DeleteItemFromObjectCaseSensitive(req, "_peer_gid");
+			cJSON_DeleteItemFromObjectCaseSensitive(req, "_peer_pid");
+			if (cJSON_IsObject(req)) {
+				cJSON_AddNumberToObject(req, "_peer_uid", c->peer.uid);
+				cJSON_AddNumberToObject(req, "_peer_gid", c->peer.gid);
+				cJSON_AddNumberToObject(req, "_peer_pid", c->peer.pid);
+			}
 			resp = ctl_dispatch(c->fs, req);
 			cJSON_Delete(req);
 		}
@@ -170,6 +191,12 @@ static void *ctl_main(void *arg)
 		}
 		c->fs = fs;
 		c->fd = fd;
+		socklen_t len = sizeof(c->peer);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, ctl_client_main, c) != 0) {

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "log.h"
 #include "paths.h"
 
 /* Kernel caches: entries, attributes and negative lookups live a day; every
@@ -31,9 +32,15 @@ struct hfs_inode {
 	ino_t ino;  /* key, immutable */
 	mode_t type; /* S_IFMT bits, immutable */
 
+	/* dirty tracking (track.c): the turn epoch in which this inode was
+	 * last marked dirty, or found excluded */
+	atomic_uint_fast64_t mark_epoch;
+	atomic_uint_fast64_t skip_epoch;
+
 	/* All below: protected by hfs.table_lock. */
 	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
-	struct hfs_inode *next;   /* hash chain */
+	struct hfs_inode *next;   /* hash chain, or the stale list once unhashed */
+	int hashed;               /* in the hash (not replaced by a newer record) */
 	struct hfs_inode *parent; /* directory of the latest lookup/creation/rename */
 	char *name;               /* name in parent at that time (NULL for the root) */
 };
@@ -75,9 +82,11 @@ struct hfs {
 	struct hfs_inode **table; /* hash buckets; table_lock */
 	size_t table_size;        /* table_lock */
 	size_t table_count;       /* table_lock */
+	struct hfs_inode *stale;  /* unhashed records still referenced, via next; table_lock */
 
 	atomic_uint_fast64_t ops[HFS_OP__COUNT];
 	struct hfs_ctl *ctl;
+	struct hfs_ckpt *ckpt; /* set before the loop; ckptd.c */
 };
 
 static inline struct hfs *hfs_of(fuse_req_t req)
@@ -85,12 +94,14 @@ static inline struct hfs *hfs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+const char *hfs_op_name(enum hfs_op op);
+
+/* Count an op for status; with -d also name it in the log. */
 static inline void hfs_count(struct hfs *fs, enum hfs_op op)
 {
 	atomic_fetch_add_explicit(&fs->ops[op], 1, memory_order_relaxed);
+	log_debug("op %s", hfs_op_name(op));
 }
-
-const char *hfs_op_name(enum hfs_op op);
 
 /* inode.c */
 int inode_table_init(struct hfs *fs, int root_fd);
@@ -180,6 +191,21 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
 void hfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* track.c: bracket every mutation; a checkpoint never sees one half done.
+ * Paths excluded from checkpoints are not tracked (no bracket at all). */
+struct turns;
+struct track {
+	struct turns *turns; /* non-NULL while inside the turn gate */
+};
+/* The content or attributes of in change. */
+void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk);
+/* name in dir is created or removed. */
+void track_name(fuse_req_t req, struct hfs_inode *dir, const char *name, struct track *tk);
+/* Two names change (rename, exchange); d2 may be NULL. */
+void track_rename(fuse_req_t req, struct hfs_inode *d1, const char *n1,
+		  struct hfs_inode *d2, const char *n2, struct track *tk);
+void track_done(fuse_req_t req, struct track *tk);
 
 /* ctl.c */
 int ctl_start(struct hfs *fs, struct herr *e);

@@ -40,6 +40,7 @@ int inode_table_init(struct hfs *fs, int root_fd)
 	fs->root.parent = NULL;
 	fs->root.name = NULL;
 	fs->root.next = NULL;
+	fs->root.hashed = 1;
 	fs->table[inode_hash(st.st_dev, st.st_ino, fs->table_size)] = &fs->root;
 	fs->table_count = 1;
 	return 0;
@@ -59,6 +60,15 @@ void inode_table_free(struct hfs *fs)
 			free(in->name);
 			free(in);
 		}
+	}
+	while (fs->stale) {
+		struct hfs_inode *in = fs->stale;
+		fs->stale = in->next;
+		if (in->fd >= 0)
+			close(in->fd);
+		free(in->handle);
+		free(in->name);
+		free(in);
 	}
 	free(fs->table);
 	fs->table = NULL;
@@ -103,22 +113,45 @@ static void inode_grow_locked(struct hfs *fs)
 	fs->table_size = nsize;
 }
 
+/* table_lock held */
+static void inode_unhash_locked(struct hfs *fs, struct hfs_inode *in)
+{
+	struct hfs_inode **pp = &fs->table[inode_hash(in->dev, in->ino, fs->table_size)];
+
+	while (*pp && *pp != in)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = in->next;
+	in->hashed = 0;
+	fs->table_count--;
+	in->next = fs->stale;
+	fs->stale = in;
+}
+
+/* table_lock held: take a stale record off the stale list */
+static void inode_unstale_locked(struct hfs *fs, struct hfs_inode *in)
+{
+	struct hfs_inode **pp = &fs->stale;
+
+	while (*pp && *pp != in)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = in->next;
+}
+
 /* table_lock held: drop n references, freeing inodes (and, in turn, the
  * references they hold on their parents) that reach zero. */
 static void inode_unref_locked(struct hfs *fs, struct hfs_inode *in, uint64_t n)
 {
 	while (in && in != &fs->root) {
-		struct hfs_inode **pp, *parent;
+		struct hfs_inode *parent;
 
 		in->refs = in->refs > n ? in->refs - n : 0;
 		if (in->refs)
 			return;
-		pp = &fs->table[inode_hash(in->dev, in->ino, fs->table_size)];
-		while (*pp && *pp != in)
-			pp = &(*pp)->next;
-		if (*pp)
-			*pp = in->next;
-		fs->table_count--;
+		if (in->hashed)
+			inode_unhash_locked(fs, in);
+		inode_unstale_locked(fs, in);
 		parent = in->parent;
 		if (in->fd >= 0) {
 			close(in->fd);
@@ -153,17 +186,20 @@ static void inode_set_name_locked(struct hfs *fs, struct hfs_inode *in,
 	}
 }
 
-/* Past the fd budget a new non-directory keeps a file handle instead of
- * its fd. Returns the handle (caller owns) or NULL to keep the fd. */
-static struct file_handle *inode_maybe_handle(struct hfs *fs, int fd, const struct stat *st)
+/* Does a new non-directory keep a file handle instead of its fd? Past
+ * the fd budget it does. */
+static int inode_wants_handle(struct hfs *fs, const struct stat *st)
 {
-	struct file_handle *h;
+	return fs->use_handles && !S_ISDIR(st->st_mode) && st->st_dev == fs->root.dev &&
+	       atomic_load(&fs->kept_fds) >= fs->fd_budget;
+}
+
+/* The handle of an O_PATH fd (caller frees), or NULL. */
+static struct file_handle *inode_handle_of(int fd)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
 	int mnt;
 
-	if (!fs->use_handles || S_ISDIR(st->st_mode) || st->st_dev != fs->root.dev ||
-	    atomic_load(&fs->kept_fds) < fs->fd_budget)
-		return NULL;
-	h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
 	if (!h)
 		return NULL;
 	h->handle_bytes = MAX_HANDLE_SZ;
@@ -172,6 +208,12 @@ static struct file_handle *inode_maybe_handle(struct hfs *fs, int fd, const stru
 		return NULL;
 	}
 	return h;
+}
+
+static int inode_handle_eq(const struct file_handle *a, const struct file_handle *b)
+{
+	return a->handle_type == b->handle_type && a->handle_bytes == b->handle_bytes &&
+	       memcmp(a->f_handle, b->f_handle, a->handle_bytes) == 0;
 }
 
 int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
@@ -195,12 +237,27 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 
 	pthread_mutex_lock(&fs->table_lock);
 	in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
-	if (!in) {
-		/* the handle syscall runs unlocked; recheck for a racing insert */
+	if (!in || in->fd < 0) {
+		/* A handle does not pin the inode: once its file is gone the disk
+		 * may give the number to a new file, so a handle-only record must
+		 * match the new file's handle (generation included) to be reused.
+		 * The handle syscall runs unlocked; recheck after it. */
+		int want = inode_wants_handle(fs, &e->attr);
+		int check = in != NULL;
 		pthread_mutex_unlock(&fs->table_lock);
-		handle = inode_maybe_handle(fs, fd, &e->attr);
+		if (want || check)
+			handle = inode_handle_of(fd);
 		pthread_mutex_lock(&fs->table_lock);
 		in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
+		if (in && in->fd < 0 && handle && !inode_handle_eq(in->handle, handle)) {
+			/* stale: it lives on for the kernel's references only */
+			inode_unhash_locked(fs, in);
+			in = NULL;
+		}
+		if (!in && !want) {
+			free(handle);
+			handle = NULL;
+		}
 	}
 	if (!in) {
 		fresh = calloc(1, sizeof(*fresh));
@@ -220,6 +277,7 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		size_t h = inode_hash(fresh->dev, fresh->ino, fs->table_size);
 		fresh->next = fs->table[h];
 		fs->table[h] = fresh;
+		fresh->hashed = 1;
 		fs->table_count++;
 		if (!handle)
 			atomic_fetch_add(&fs->kept_fds, 1);

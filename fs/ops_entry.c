@@ -141,13 +141,17 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 	int fh = fi ? (int)fi->fh : -1;
 	struct inode_fd f;
 	struct stat st;
+	struct track tk;
 	int r;
 
 	hfs_count(fs, HFS_OP_SETATTR);
 	log_debug("setattr %s valid 0x%x", fi ? "fh" : "path", valid);
 	r = inode_fd_get(fs, inode_get(fs, ino), &f);
-	if (r == 0)
+	if (r == 0) {
+		track_inode(req, inode_get(fs, ino), &tk);
 		r = hfs_setattr_apply(f.fd, fh, attr, valid);
+		track_done(req, &tk);
+	}
 	if (r == 0)
 		r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(f.fd, &st);
 	inode_fd_put(&f);
@@ -195,6 +199,7 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
+	struct track tk;
 	int r;
 
 	hfs_count(fs, op);
@@ -202,6 +207,7 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 		fuse_reply_err(req, -r);
 		return;
 	}
+	track_name(req, dir, name, &tk);
 	if (kind == HFS_MK_DIR)
 		r = mkdirat(dir->fd, name, mode);
 	else if (kind == HFS_MK_SYMLINK)
@@ -209,6 +215,7 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	else
 		r = mknodat(dir->fd, name, mode, rdev);
 	r = r < 0 ? -errno : 0;
+	track_done(req, &tk);
 	sys_creds_leave(&c);
 	if (r == 0)
 		r = inode_lookup(fs, dir, name, &e);
@@ -239,6 +246,7 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 	struct fuse_entry_param e;
 	struct inode_fd f;
 	struct sys_creds c;
+	struct track tk;
 	char proc[64];
 	int r;
 
@@ -255,7 +263,9 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 		fuse_reply_err(req, -r);
 		return;
 	}
+	track_name(req, dir, newname, &tk);
 	r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+	track_done(req, &tk);
 	sys_creds_leave(&c);
 	inode_fd_put(&f);
 	if (r == 0)
@@ -266,18 +276,29 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *dir = inode_get(fs, parent);
+	struct track tk;
+	int r;
 
 	hfs_count(fs, HFS_OP_UNLINK);
-	fuse_reply_err(req, unlinkat(inode_get(fs, parent)->fd, name, 0) < 0 ? errno : 0);
+	track_name(req, dir, name, &tk);
+	r = unlinkat(dir->fd, name, 0) < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
 }
 
 void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *dir = inode_get(fs, parent);
+	struct track tk;
+	int r;
 
 	hfs_count(fs, HFS_OP_RMDIR);
-	fuse_reply_err(req, unlinkat(inode_get(fs, parent)->fd, name, AT_REMOVEDIR) < 0 ?
-				    errno : 0);
+	track_name(req, dir, name, &tk);
+	r = unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
 }
 
 void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -286,10 +307,13 @@ void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *from = inode_get(fs, parent);
 	struct hfs_inode *to = inode_get(fs, newparent);
+	struct track tk;
 	int r;
 
 	hfs_count(fs, HFS_OP_RENAME);
+	track_rename(req, from, name, to, newname, &tk);
 	r = renameat2(from->fd, name, to->fd, newname, flags) < 0 ? -errno : 0;
+	track_done(req, &tk);
 	if (r == 0) {
 		inode_renamed(fs, to, newname);
 		if (flags & RENAME_EXCHANGE)

@@ -33,10 +33,17 @@ static void hfs_file_info(struct fuse_file_info *fi, int fd)
 void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	struct track tk = { 0 };
 	int fd;
 
 	hfs_count(fs, HFS_OP_OPEN);
-	fd = inode_open(fs, inode_get(fs, ino), hfs_open_flags(fs, fi->flags));
+	/* opening for writing (or truncating) counts as the change itself: with
+	 * the writeback cache the writes come much later */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		track_inode(req, in, &tk);
+	fd = inode_open(fs, in, hfs_open_flags(fs, fi->flags));
+	track_done(req, &tk);
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
 		return;
@@ -53,6 +60,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
+	struct track tk;
 	int fd, r;
 
 	hfs_count(fs, HFS_OP_CREATE);
@@ -60,10 +68,12 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		fuse_reply_err(req, -r);
 		return;
 	}
+	track_name(req, dir, name, &tk);
 	fd = openat(dir->fd, name,
 		    (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC,
 		    mode);
 	r = fd < 0 ? -errno : 0;
+	track_done(req, &tk);
 	sys_creds_leave(&c);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
@@ -112,14 +122,18 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 		   struct fuse_file_info *fi)
 {
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(bufv));
+	struct hfs *fs = hfs_of(req);
+	struct track tk;
 	ssize_t n;
 
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_WRITE);
+	hfs_count(fs, HFS_OP_WRITE);
+	/* a file opened in an earlier turn is written in this one */
+	track_inode(req, inode_get(fs, ino), &tk);
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
 	n = fuse_buf_copy(&out, bufv, 0);
+	track_done(req, &tk);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -152,26 +166,35 @@ void hfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_in
 void hfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 		   struct fuse_file_info *fi)
 {
+	struct hfs *fs = hfs_of(req);
+	struct track tk;
 	int r;
 
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_FALLOCATE);
-	r = fallocate((int)fi->fh, mode, offset, length);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	hfs_count(fs, HFS_OP_FALLOCATE);
+	track_inode(req, inode_get(fs, ino), &tk);
+	r = fallocate((int)fi->fh, mode, offset, length) < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
 }
 
 void hfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			 struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			 struct fuse_file_info *fi_out, size_t len, int flags)
 {
+	struct hfs *fs = hfs_of(req);
 	loff_t in = off_in, out = off_out;
+	struct track tk;
 	ssize_t n;
 
 	(void)ino_in;
-	(void)ino_out;
-	hfs_count(hfs_of(req), HFS_OP_COPY_FILE_RANGE);
+	hfs_count(fs, HFS_OP_COPY_FILE_RANGE);
+	track_inode(req, inode_get(fs, ino_out), &tk);
 	n = copy_file_range((int)fi_in->fh, &in, (int)fi_out->fh, &out, len,
 			    (unsigned int)flags);
+	n = n < 0 ? -errno : n;
+	track_done(req, &tk);
+	if (n < 0)
+		errno = (int)-n;
 	if (n < 0)
 		fuse_reply_err(req, errno);
 	else
@@ -183,15 +206,15 @@ void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 {
 	off_t r;
 
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_LSEEK);
-	/* With the writeback cache, data may still sit in the kernel's pages,
-	 * so the disk's holes are not the file's: ENOSYS makes the kernel
-	 * answer itself (all data up to its size, a valid POSIX answer). */
-	if (hfs_of(req)->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE)) {
-		fuse_reply_err(req, ENOSYS);
-		return;
-	}
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_LSEEK);
+	/* With the writeback cache, data may still sit in the kernel's dirty
+	 * pages, so the disk's holes are not yet the file's. Invalidating the
+	 * pages makes the kernel write them back to us first (other workers
+	 * serve those WRITEs while this one waits). */
+	if (fs->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	r = lseek((int)fi->fh, off, whence);
 	if (r < 0)
 		fuse_reply_err(req, errno);

@@ -84,6 +84,8 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 		  size_t size, int flags)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	struct track tk;
 	char proc[64];
 	struct inode_fd f;
 	int r;
@@ -91,7 +93,9 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 	hfs_count(fs, HFS_OP_SETXATTR);
 	if (hfs_xattr_path(req, ino, &f, proc) < 0)
 		return;
+	track_inode(req, in, &tk);
 	r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+	track_done(req, &tk);
 	inode_fd_put(&f);
 	fuse_reply_err(req, r);
 }
@@ -99,6 +103,8 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	struct track tk;
 	char proc[64];
 	struct inode_fd f;
 	int r;
@@ -106,7 +112,9 @@ void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	hfs_count(fs, HFS_OP_REMOVEXATTR);
 	if (hfs_xattr_path(req, ino, &f, proc) < 0)
 		return;
+	track_inode(req, in, &tk);
 	r = removexattr(proc, name) < 0 ? errno : 0;
+	track_done(req, &tk);
 	inode_fd_put(&f);
 	fuse_reply_err(req, r);
 }

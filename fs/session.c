@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ckptd.h"
 #include "hfs.h"
 #include "log.h"
 #include "mounts.h"
@@ -215,8 +216,10 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 		goto signals;
 	}
 	session_capture_end(&cap, NULL);
-	if ((r = ctl_start(fs, e)) < 0)
+	if ((r = ckptd_start(fs, e)) < 0)
 		goto unmount;
+	if ((r = ctl_start(fs, e)) < 0)
+		goto ckpt;
 	if ((r = session_register(fs)) < 0) {
 		err_sys(e, r, "cannot write the mount record");
 		goto ctl;
@@ -232,8 +235,12 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 		r = err_set(e, -ENOMEM, "out of memory");
 		goto unregister;
 	}
-	fuse_loop_cfg_set_max_threads(cfg, threads > 0 ? (unsigned)threads : SESSION_MAX_THREADS);
-	fuse_loop_cfg_set_idle_threads(cfg, 4);
+	if (threads <= 0)
+		threads = SESSION_MAX_THREADS;
+	fuse_loop_cfg_set_max_threads(cfg, (unsigned)threads);
+	/* idle workers stay: bursts of metadata ops would otherwise create
+	 * and destroy threads (each with a 1 MiB request buffer) all the time */
+	fuse_loop_cfg_set_idle_threads(cfg, (unsigned)threads);
 	fuse_loop_cfg_set_clone_fd(cfg, clone_fd ? 1 : 0);
 	r = fuse_session_loop_mt(fs->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
@@ -242,9 +249,15 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 	r = 0;
 	log_info("unmounting %s", fs->mountpoint);
 unregister:
+	/* the record goes last: once it is gone, the daemon is done */
+	ctl_stop(fs);
+	ckptd_stop(fs);
 	mounts_remove(fs->id);
+	goto unmount;
 ctl:
 	ctl_stop(fs);
+ckpt:
+	ckptd_stop(fs);
 unmount:
 	fuse_session_unmount(fs->se);
 signals:

@@ -35,6 +35,7 @@ struct store {
 	/* raw bytes written since the last collection was started */
 	long long written_since_gc;
 	int inflight; /* nesting depth of checkpoints writing objects */
+	int inflight_fd, state_fd; /* hermes-inflight, hermes-state (or -1) */
 };
 
 /* A growing list of notes about files left out by the size cap. */
@@ -58,6 +59,8 @@ int store_write_marker(struct store *st, const char *name, const char *text);
 /* Tell background collections a checkpoint is writing objects (they keep
  * loose objects younger than its start). */
 void store_inflight(struct store *st, int begin);
+/* Overwrite a small state file kept open in *fd (text NULL: empty it). */
+int store_state_put(struct store *st, int *fd, const char *name, const char *text);
 
 /* store_fsio.c: every raw file-system call on the tree */
 /* Open relpath below rootfd without following any symlink. */

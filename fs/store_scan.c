@@ -459,10 +459,10 @@ int store_checkpoint_scan(struct store *st, int rootfd, const struct ckpt_meta *
 	git_oid tree;
 	int r;
 
+	store_inflight(st, 1);
 	r = store_head(st, &head, NULL, e);
 	if (r < 0)
-		return r;
-	store_inflight(st, 1);
+		goto out;
 	if (!head || st->disabled[0]) {
 		r = store_baseline_check(st, rootfd, e);
 		if (r < 0)

@@ -3,6 +3,7 @@
 # paths, a symlink out of the tree, / and the home directory, no store, and
 # a corrupted store. Each is a one-line error and a non-zero exit, never a
 # crash.
+# shellcheck source=tests/integration/store_lib.sh
 . "$SRC/tests/integration/store_lib.sh"
 printf 'checkpoints:\n  max_snapshots: 100000\n' >"$HERMES_HOME/config.yaml"
 cd "$TREE"
