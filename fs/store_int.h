@@ -103,5 +103,15 @@ int store_baseline_check(struct store *st, int rootfd, struct herr *e);
 /* store_ignore.c: the rules on this path only (its parents known clean) */
 int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, int is_dir);
 
+/* store_pack.c: one packfile for the many blobs of a first baseline */
+struct store_pack;
+int store_pack_begin(struct store *st, struct store_pack **out);
+/* Add the blob read from fd (size bytes; -EAGAIN when it changed). */
+int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid);
+int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oid *oid);
+/* Write the .pack and .idx into objects/pack and make them visible. */
+int store_pack_finish(struct store_pack *p, struct herr *e);
+void store_pack_abort(struct store_pack *p);
+
 /* store_prune.c */
 int store_prune_after_commit(struct store *st, struct herr *e);
