@@ -213,8 +213,8 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	rc = store_sig(&sig, when);
 	if (rc == 0) {
 		const git_commit *parents[1] = { head };
-		rc = git_commit_create(&oid, st->repo, STORE_REF, sig, sig, NULL, msg, tree,
-				       head ? 1 : 0, parents);
+		rc = STORE_RETRY(git_commit_create(&oid, st->repo, STORE_REF, sig, sig, NULL, msg,
+						   tree, head ? 1 : 0, parents));
 	}
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot commit the checkpoint");

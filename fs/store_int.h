@@ -17,6 +17,19 @@
 
 struct store_statcache;
 
+/* Writing an object may fail when a background `git prune` removes the
+ * empty objects/xx directory between libgit2's mkdir and its open; writes
+ * are idempotent, so they are simply tried again. */
+#define STORE_RETRY(expr)                                         \
+	({                                                        \
+		int store_retry_rc_;                              \
+		for (int store_retry_n_ = 0;                      \
+		     (store_retry_rc_ = (expr)) < 0 && store_retry_n_ < 3; \
+		     store_retry_n_++)                            \
+			;                                         \
+		store_retry_rc_;                                  \
+	})
+
 struct store {
 	git_repository *repo;
 	char dir[PATH_MAX];  /* the bare repository */

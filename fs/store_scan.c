@@ -245,7 +245,7 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
 		if (n < 0)
 			r = -errno;
-		else if (git_odb_write(oid, odb, target, (size_t)n, GIT_OBJECT_BLOB) == 0)
+		else if (STORE_RETRY(git_odb_write(oid, odb, target, (size_t)n, GIT_OBJECT_BLOB)) == 0)
 			r = 0;
 		if (r == 0 && fstatat(dirfd, name, seen, AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
@@ -262,7 +262,7 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 				break;
 			}
 			r = fsio_hash_fd(odb, fd, (size_t)seen->st_size, oid);
-			if (r != -EAGAIN)
+			if (r != -EAGAIN && r != -EIO)
 				break;
 		}
 	}
@@ -395,7 +395,7 @@ static int scan_dir(struct scan_ctx *c, int fd, char *rel, size_t rlen, git_oid 
 next:
 		rel[rlen] = '\0';
 	}
-	if (r == 0 && bld && *nonempty && git_treebuilder_write(oid, bld) < 0)
+	if (r == 0 && bld && *nonempty && STORE_RETRY(git_treebuilder_write(oid, bld)) < 0)
 		r = store_git_err(c->e, -EIO, "cannot write a tree");
 	git_treebuilder_free(bld);
 	return r;
@@ -471,7 +471,7 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 	if (r == 0 && !nonempty) {
 		git_treebuilder *bld = NULL;
 		if (git_treebuilder_new(&bld, st->repo, NULL) < 0 ||
-		    git_treebuilder_write(tree_oid, bld) < 0)
+		    STORE_RETRY(git_treebuilder_write(tree_oid, bld)) < 0)
 			r = store_git_err(e, -EIO, "cannot write the empty tree");
 		git_treebuilder_free(bld);
 	}
