@@ -49,6 +49,7 @@ struct store {
 	long long written_since_gc;
 	int inflight; /* nesting depth of checkpoints writing objects */
 	int inflight_fd, state_fd; /* hermes-inflight, hermes-state (or -1) */
+	struct sink_backend *sink; /* owned by the odb */
 };
 
 /* A growing list of notes about files left out by the size cap. */
@@ -122,9 +123,16 @@ int store_pack_begin(struct store *st, struct store_pack **out);
 /* Add the blob read from fd (size bytes; -EAGAIN when it changed). */
 int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid);
 int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oid *oid);
+int store_pack_add_object(struct store_pack *p, git_object_t type, const void *buf, size_t len,
+			  git_oid *oid);
 /* Write the .pack and .idx into objects/pack and make them visible. */
 int store_pack_finish(struct store_pack *p, struct herr *e);
 void store_pack_abort(struct store_pack *p);
+
+/* store_sink.c: objects written during an operation stay in memory and
+ * reach the disk as one pack at store_sink_flush(), before any ref moves */
+int store_sink_install(struct store *st);
+int store_sink_flush(struct store *st, struct herr *e);
 
 /* store_prune.c */
 int store_prune_after_commit(struct store *st, struct herr *e);

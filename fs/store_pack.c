@@ -1,8 +1,8 @@
-/* A pack writer for the first baseline: tens of thousands of blobs go into
- * one packfile (version 2, with its .idx) instead of as many loose object
- * files, whose creation dominated the cost of a first checkpoint. Objects
- * are deflated at Z_BEST_SPEED without deltas; a later `git gc` makes them
- * smaller. */
+/* A pack writer: the blobs of a first baseline, and the few objects of
+ * every other checkpoint (through the sink in store_sink.c), go into one
+ * packfile (version 2, with its .idx) instead of one loose object file
+ * each, whose creation dominated the cost of a checkpoint. Objects are
+ * deflated at Z_BEST_SPEED without deltas; `git gc` makes them smaller. */
 #include "store_int.h"
 
 #include <arpa/inet.h>
@@ -175,7 +175,8 @@ static int pack_deflate(struct store_pack *p, const void *buf, size_t len, int l
 }
 
 /* One blob from a buffer or (buf NULL) from fd, size bytes either way. */
-static int pack_add(struct store_pack *p, const void *buf, int fd, size_t size, git_oid *oid)
+static int pack_add(struct store_pack *p, git_object_t type, const void *buf, int fd,
+		    size_t size, git_oid *oid)
 {
 	unsigned char hdr[16], *h = hdr;
 	char ghdr[32];
@@ -188,8 +189,8 @@ static int pack_add(struct store_pack *p, const void *buf, int fd, size_t size, 
 
 	if (!md)
 		return -ENOMEM;
-	/* entry header: type 3 (blob), size in 4 + 7*k bits */
-	*h = (unsigned char)(0x30 | (sz & 0x0f));
+	/* entry header: type (commit 1, tree 2, blob 3), size in 4 + 7*k bits */
+	*h = (unsigned char)(((unsigned)type << 4) | (sz & 0x0f));
 	sz >>= 4;
 	while (sz) {
 		*h++ |= 0x80;
@@ -197,7 +198,7 @@ static int pack_add(struct store_pack *p, const void *buf, int fd, size_t size, 
 		sz >>= 7;
 	}
 	h++;
-	n = snprintf(ghdr, sizeof(ghdr), "blob %zu", size);
+	n = snprintf(ghdr, sizeof(ghdr), "%s %zu", git_object_type2string(type), size);
 	EVP_DigestInit_ex(md, EVP_sha1(), NULL);
 	EVP_DigestUpdate(md, ghdr, (size_t)n + 1);
 	deflateReset(&p->zs);
@@ -246,12 +247,18 @@ static int pack_add(struct store_pack *p, const void *buf, int fd, size_t size, 
 
 int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid)
 {
-	return pack_add(p, NULL, fd, size, oid);
+	return pack_add(p, GIT_OBJECT_BLOB, NULL, fd, size, oid);
 }
 
 int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oid *oid)
 {
-	return pack_add(p, buf, -1, len, oid);
+	return pack_add(p, GIT_OBJECT_BLOB, buf, -1, len, oid);
+}
+
+int store_pack_add_object(struct store_pack *p, git_object_t type, const void *buf, size_t len,
+			  git_oid *oid)
+{
+	return pack_add(p, type, buf, -1, len, oid);
 }
 
 static int pack_ent_cmp(const void *a, const void *b)

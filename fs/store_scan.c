@@ -475,6 +475,9 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 			r = store_git_err(e, -EIO, "cannot write the empty tree");
 		git_treebuilder_free(bld);
 	}
+	/* the stat cache may name only blobs that are on disk */
+	if (r == 0)
+		r = store_sink_flush(st, e);
 	if (r == 0) {
 		sc_save(st, &c.new_tab);
 		st->written_since_gc += (long long)c.bytes;
