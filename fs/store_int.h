@@ -119,12 +119,15 @@ int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, 
 
 /* store_pack.c: one packfile for the many blobs of a first baseline */
 struct store_pack;
-int store_pack_begin(struct store *st, struct store_pack **out);
+/* level: zlib level (Z_NO_COMPRESSION for a checkpoint's few objects: the
+ * background repack compresses them, off the checkpoint's path) */
+int store_pack_begin(struct store *st, int level, struct store_pack **out);
 /* Add the blob read from fd (size bytes; -EAGAIN when it changed). */
 int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid);
 int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oid *oid);
+/* An object whose id libgit2 already computed. */
 int store_pack_add_object(struct store_pack *p, git_object_t type, const void *buf, size_t len,
-			  git_oid *oid);
+			  const git_oid *oid);
 /* Write the .pack and .idx into objects/pack and make them visible. */
 int store_pack_finish(struct store_pack *p, struct herr *e);
 void store_pack_abort(struct store_pack *p);

@@ -58,7 +58,7 @@ static int pack_write(struct store_pack *p, const void *buf, size_t len, uint32_
 	return 0;
 }
 
-int store_pack_begin(struct store *st, struct store_pack **out)
+int store_pack_begin(struct store *st, int level, struct store_pack **out)
 {
 	struct store_pack *p = calloc(1, sizeof(*p));
 	static const unsigned char hdr[12] = { 'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0 };
@@ -72,7 +72,7 @@ int store_pack_begin(struct store *st, struct store_pack **out)
 	p->zbuf = malloc(PACK_CHUNK);
 	p->rbuf = malloc(PACK_CHUNK);
 	if (p->fd < 0 || !p->zbuf || !p->rbuf ||
-	    deflateInit(&p->zs, Z_BEST_SPEED) != Z_OK) {
+	    deflateInit(&p->zs, level) != Z_OK) {
 		int r = p->fd < 0 ? -errno : -ENOMEM;
 		if (p->fd >= 0) {
 			close(p->fd);
@@ -175,19 +175,20 @@ static int pack_deflate(struct store_pack *p, const void *buf, size_t len, int l
 }
 
 /* One blob from a buffer or (buf NULL) from fd, size bytes either way. */
+/* known: oid is already the object's id (from libgit2): no hashing */
 static int pack_add(struct store_pack *p, git_object_t type, const void *buf, int fd,
-		    size_t size, git_oid *oid)
+		    size_t size, git_oid *oid, int known)
 {
 	unsigned char hdr[16], *h = hdr;
 	char ghdr[32];
 	uint64_t start = p->off;
 	uint32_t crc = 0;
 	size_t left = size, sz = size;
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	EVP_MD_CTX *md = known ? NULL : EVP_MD_CTX_new();
 	unsigned int mdlen;
 	int r = 0, n;
 
-	if (!md)
+	if (!known && !md)
 		return -ENOMEM;
 	/* entry header: type (commit 1, tree 2, blob 3), size in 4 + 7*k bits */
 	*h = (unsigned char)(((unsigned)type << 4) | (sz & 0x0f));
@@ -199,12 +200,15 @@ static int pack_add(struct store_pack *p, git_object_t type, const void *buf, in
 	}
 	h++;
 	n = snprintf(ghdr, sizeof(ghdr), "%s %zu", git_object_type2string(type), size);
-	EVP_DigestInit_ex(md, EVP_sha1(), NULL);
-	EVP_DigestUpdate(md, ghdr, (size_t)n + 1);
+	if (md) {
+		EVP_DigestInit_ex(md, EVP_sha1(), NULL);
+		EVP_DigestUpdate(md, ghdr, (size_t)n + 1);
+	}
 	deflateReset(&p->zs);
 	r = pack_write(p, hdr, (size_t)(h - hdr), &crc);
 	if (buf) {
-		EVP_DigestUpdate(md, buf, size);
+		if (md)
+			EVP_DigestUpdate(md, buf, size);
 		if (r == 0)
 			r = pack_deflate(p, buf, size, 1, &crc);
 	} else {
@@ -230,8 +234,10 @@ static int pack_add(struct store_pack *p, git_object_t type, const void *buf, in
 		if (r == 0 && read(fd, p->rbuf, 1) != 0)
 			r = -EAGAIN; /* longer than its stat said */
 	}
-	EVP_DigestFinal_ex(md, oid->id, &mdlen);
-	EVP_MD_CTX_free(md);
+	if (md) {
+		EVP_DigestFinal_ex(md, oid->id, &mdlen);
+		EVP_MD_CTX_free(md);
+	}
 	if (r == 0) {
 		r = pack_seen(p, oid, crc, start);
 		if (r == 1)
@@ -247,18 +253,19 @@ static int pack_add(struct store_pack *p, git_object_t type, const void *buf, in
 
 int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid)
 {
-	return pack_add(p, GIT_OBJECT_BLOB, NULL, fd, size, oid);
+	return pack_add(p, GIT_OBJECT_BLOB, NULL, fd, size, oid, 0);
 }
 
 int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oid *oid)
 {
-	return pack_add(p, GIT_OBJECT_BLOB, buf, -1, len, oid);
+	return pack_add(p, GIT_OBJECT_BLOB, buf, -1, len, oid, 0);
 }
 
 int store_pack_add_object(struct store_pack *p, git_object_t type, const void *buf, size_t len,
-			  git_oid *oid)
+			  const git_oid *oid)
 {
-	return pack_add(p, type, buf, -1, len, oid);
+	git_oid id = *oid;
+	return pack_add(p, type, buf, -1, len, &id, 1);
 }
 
 static int pack_ent_cmp(const void *a, const void *b)

@@ -182,7 +182,8 @@ static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 		"  while :; do\n"
 		"    rm -f \"$D/gc.again\"; P=$(expiry \"$2\")\n"
 		"    if [ \"$M\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
-		"    else $G repack -d -q --geometric=2 && $G prune --expire=\"$P\" && $G prune-packed -q || exit 1\n"
+		"    else $G prune --expire=\"$P\" && $G repack -d -q -F --geometric=2 &&\n"
+		"      $G prune-packed -q || exit 1\n"
 		"    fi\n"
 		"    $G rev-list --disk-usage --objects --all >\"$D/hermes-size.tmp\" &&\n"
 		"      mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
@@ -306,13 +307,17 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 	if (ps.written > PRUNE_GC_BYTES || ps.written > st->max_total_bytes / 8 ||
 	    (size < 0 && ps.written > (4LL << 20)))
 		gc = 1;
-	/* what the last full collection had to spare is old enough now */
-	if (ps.full_at && time(NULL) > ps.full_at + prune_grace() + 1)
-		gc = 1;
+	/* what the last full collection had to spare is old enough now (a
+	 * light one would only roll it into a pack) */
+	int followup = ps.full_at && time(NULL) > ps.full_at + prune_grace() + 1;
+	if (followup)
+		full = gc = 1;
 	if (rc == 0 && gc) {
 		rc = prune_gc(st, 0, full, e);
 		ps.written = 0;
-		ps.full_at = full ? (long long)time(NULL) : 0;
+		/* a full one is followed by another once its grace is over */
+		if (full)
+			ps.full_at = followup ? 0 : (long long)time(NULL);
 		if (full)
 			ps.dropped = 0;
 	}

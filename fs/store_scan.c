@@ -459,7 +459,7 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 		r = err_sys(e, -errno, "cannot scan the tree");
 		goto out;
 	}
-	if (baseline && store_pack_begin(st, &c.pack) < 0)
+	if (baseline && store_pack_begin(st, 1, &c.pack) < 0)
 		c.pack = NULL; /* loose objects then */
 	r = scan_dir(&c, fd, rel, 0, tree_oid, &nonempty);
 	if (c.pack) {

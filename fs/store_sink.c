@@ -144,14 +144,12 @@ int store_sink_flush(struct store *st, struct herr *e)
 
 	if (!b || b->n == 0)
 		return 0;
-	r = store_pack_begin(st, &p);
+	r = store_pack_begin(st, 0, &p);
 	if (r < 0)
 		return err_sys(e, r, "cannot write the checkpoint's objects");
 	for (size_t i = 0; i < b->n; i++) {
-		git_oid check;
-		r = store_pack_add_object(p, b->v[i].type, b->v[i].data, b->v[i].len, &check);
-		if (r == 0 && !git_oid_equal(&check, &b->v[i].oid))
-			r = -EIO;
+		r = store_pack_add_object(p, b->v[i].type, b->v[i].data, b->v[i].len,
+					  &b->v[i].oid);
 		if (r < 0) {
 			store_pack_abort(p);
 			return err_sys(e, r, "cannot write the checkpoint's objects");
