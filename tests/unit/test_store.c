@@ -40,7 +40,6 @@ int main(void)
 	run("mkdir -p d && echo one > a && echo two > d/b");
 	rootfd = open(tree, O_RDONLY | O_DIRECTORY);
 
-	/* HERMES_HOME inside the tree is refused, so the tree is a sibling */
 	ok(store_open(tree, NULL, &st, &e) == 0, "store created: %s", e.msg);
 	ok(store_checkpoint_scan(st, rootfd, NULL, NULL, NULL, oid, &e) == 0, "baseline");
 	ok(store_checkpoint_scan(st, rootfd, NULL, NULL, NULL, oid2, &e) == STORE_UNCHANGED &&
