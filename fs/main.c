@@ -1,8 +1,450 @@
-/* hermesfs daemon entry point: placeholder until the filesystem lands. */
+/* hermesfs entry point: the command line (also as an fstab helper), the
+ * refusals, opening the tree before it is covered, and daemonizing so the
+ * parent exits only once the mount is live (or prints why it is not). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
-int main(void)
+#include "cleanup.h"
+#include "hfs.h"
+#include "log.h"
+#include "mounts.h"
+#include "session.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546
+#define MAIN_READY_TIMEOUT_MS 60000
+
+struct main_opts {
+	const char *paths[2];
+	int npaths;
+	int foreground;
+	int debug;
+	int help;
+	int version;
+	int writeback;
+	int nosplice;
+	int clone_fd;
+	int max_threads;
+	int fd_budget; /* -1: half the fd limit */
+	int has_fsname;
+	int has_subtype;
+};
+
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_DISCARD };
+
+#define MAIN_OPT(t, f) { t, offsetof(struct main_opts, f), 1 }
+
+static const struct fuse_opt main_opt_spec[] = {
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
+	FUSE_OPT_KEY("-d", KEY_DEBUG),
+	MAIN_OPT("writeback", writeback),
+	MAIN_OPT("nosplice", nosplice),
+	MAIN_OPT("clone_fd", clone_fd),
+	{ "max_threads=%d", offsetof(struct main_opts, max_threads), 0 },
+	{ "fd_budget=%d", offsetof(struct main_opts, fd_budget), 0 },
+	/* fstab and mount(8) words that are not FUSE options */
+	FUSE_OPT_KEY("auto", KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", KEY_DISCARD),
+	FUSE_OPT_KEY("user", KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", KEY_DISCARD),
+	FUSE_OPT_KEY("users", KEY_DISCARD),
+	FUSE_OPT_KEY("owner", KEY_DISCARD),
+	FUSE_OPT_KEY("group", KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", KEY_DISCARD),
+	FUSE_OPT_KEY("defaults", KEY_DISCARD),
+	FUSE_OPT_KEY("comment=", KEY_DISCARD),
+	FUSE_OPT_END
+};
+
+static void main_usage(FILE *out)
 {
-	fprintf(stderr, "hermesfs: not implemented yet\n");
+	fprintf(out,
+		"usage: hermesfs SOURCE [MOUNTPOINT] [-f] [-d] [-o OPT[,OPT...]]\n"
+		"\n"
+		"Mount the directory SOURCE through hermesfs, in place (one path) or on\n"
+		"MOUNTPOINT. The daemon returns once the mount is live.\n"
+		"\n"
+		"  -f                 stay in the foreground\n"
+		"  -d                 debug detail in the daemon log\n"
+		"  -o writeback       kernel writeback cache (delays writes; off by default)\n"
+		"  -o nosplice        copy instead of splicing data\n"
+		"  -o max_threads=N   worker threads (default 16)\n"
+		"  -o clone_fd        one /dev/fuse fd per worker thread\n"
+		"  -o fd_budget=N     inodes that keep an fd before file handles are used\n"
+		"                     (default: half the open-file limit; root only)\n"
+		"  -o debug           libfuse's own request trace (very verbose)\n"
+		"  -o OPT             any other FUSE mount option (allow_other, ro, ...)\n"
+		"  -h, --help         this text\n"
+		"  -V, --version      the version\n"
+		"\n"
+		"As root it mounts with allow_other,default_permissions. The log is\n"
+		"$HERMES_HOME/logs/<id>.log; the record of a live mount and its control\n"
+		"socket are in $HERMES_HOME/run/. In /etc/fstab use type fuse.hermesfs.\n");
+}
+
+static int main_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct main_opts *o = data;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_HELP:
+		o->help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->version = 1;
+		return 0;
+	case KEY_FOREGROUND:
+		o->foreground = 1;
+		return 0;
+	case KEY_DEBUG:
+		o->debug = 1;
+		return 0;
+	case KEY_DISCARD:
+		return 0;
+	case FUSE_OPT_KEY_NONOPT:
+		if (o->npaths == 2) {
+			fprintf(stderr, "hermesfs: too many paths: %s\n", arg);
+			return -1;
+		}
+		o->paths[o->npaths++] = arg;
+		return 0;
+	case FUSE_OPT_KEY_OPT:
+		if (strncmp(arg, "x-", 2) == 0)
+			return 0; /* x-systemd.* and friends are for mount(8) */
+		if (strncmp(arg, "fsname=", 7) == 0)
+			o->has_fsname = 1;
+		if (strncmp(arg, "subtype=", 8) == 0)
+			o->has_subtype = 1;
+		return 1;
+	default:
+		return 1;
+	}
+}
+
+/* SOURCE must be an existing directory we may protect, not yet mounted. */
+static int main_check_source(struct hfs *fs, const char *arg, struct herr *e)
+{
+	struct mount_info m;
+	struct statfs sfs;
+	struct stat st;
+	const char *why;
+
+	if (stat(arg, &st) < 0)
+		return err_sys(e, -errno, "cannot mount %s", arg);
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, -ENOTDIR, "cannot mount %s: not a directory", arg);
+	if (paths_resolve(arg, fs->source, sizeof(fs->source), e) < 0)
+		return err_prefix(e, "cannot mount");
+	if ((why = paths_refuse_tree(fs->source)))
+		return err_set(e, -EPERM, "%s", why);
+	paths_tree_id(fs->source, fs->id);
+	if (mounts_kernel_has(fs->source, NULL, 0) > 0 ||
+	    (mounts_find(fs->source, &m) == 0 && strcmp(m.id, fs->id) == 0 && m.alive))
+		return err_set(e, -EBUSY, "%s is already mounted by hermesfs", fs->source);
+	if (statfs(fs->source, &sfs) == 0 && sfs.f_type == FUSE_SUPER_MAGIC)
+		return err_set(e, -EBUSY, "%s is on a FUSE filesystem: mount the directory below it instead",
+			       fs->source);
+	return 0;
+}
+
+static int main_check_mountpoint(struct hfs *fs, const char *arg, struct herr *e)
+{
+	struct stat st;
+	const char *why;
+
+	if (!arg) {
+		snprintf(fs->mountpoint, sizeof(fs->mountpoint), "%s", fs->source);
+		return 0;
+	}
+	if (stat(arg, &st) < 0)
+		return err_sys(e, -errno, "cannot mount on %s", arg);
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, -ENOTDIR, "cannot mount on %s: not a directory", arg);
+	if (paths_resolve(arg, fs->mountpoint, sizeof(fs->mountpoint), e) < 0)
+		return err_prefix(e, "cannot mount on");
+	if (strcmp(fs->mountpoint, fs->source) == 0)
+		return 0;
+	if ((why = paths_refuse_tree(fs->mountpoint)))
+		return err_set(e, -EPERM, "%s", why);
+	if (paths_is_under(fs->mountpoint, fs->source))
+		return err_set(e, -EINVAL,
+			       "cannot mount %s on %s: the mountpoint is inside the tree (the daemon would walk into its own mount)",
+			       fs->source, fs->mountpoint);
+	if (mounts_kernel_has(fs->mountpoint, NULL, 0) > 0)
+		return err_set(e, -EBUSY, "%s is already a FUSE mountpoint", fs->mountpoint);
+	return 0;
+}
+
+/* One O_PATH fd per inode the kernel holds: as root go up to the kernel's
+ * nr_open (the hard limit included), else up to the hard limit. */
+static void main_raise_nofile(void)
+{
+	struct rlimit rl;
+	unsigned long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (nr_open > rl.rlim_max) {
+		struct rlimit big = { .rlim_cur = nr_open, .rlim_max = nr_open };
+		if (setrlimit(RLIMIT_NOFILE, &big) == 0)
+			return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Past half the fd limit, new files keep a file handle instead of an fd
+ * (reopened by open_by_handle_at, which needs CAP_DAC_READ_SEARCH): trees
+ * with more files than fds then still work. */
+static void main_setup_handles(struct hfs *fs)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	struct rlimit rl;
+	int mnt, fd;
+
+	fs->mount_fd = -1;
+	fs->fd_budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)(rl.rlim_cur / 2) : 512;
+	if (!h || geteuid() != 0)
+		goto out;
+	h->handle_bytes = MAX_HANDLE_SZ;
+	fd = open(fs->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	if (name_to_handle_at(fs->root.fd, "", h, &mnt, AT_EMPTY_PATH) < 0) {
+		close(fd);
+		goto out;
+	}
+	int probe = open_by_handle_at(fd, h, O_PATH | O_CLOEXEC);
+	if (probe < 0) {
+		close(fd);
+		goto out;
+	}
+	close(probe);
+	fs->mount_fd = fd;
+	fs->use_handles = 1;
+out:
+	free(h);
+}
+
+static int main_log_path(struct hfs *fs)
+{
+	char dir[PATH_MAX];
+	int r = paths_state_dir("logs", 1, dir, sizeof(dir));
+
+	if (r < 0)
+		return r;
+	r = snprintf(fs->log_path, sizeof(fs->log_path), "%s/%s.log", dir, fs->id);
+	return r < 0 || (size_t)r >= sizeof(fs->log_path) ? -ENAMETOOLONG : 0;
+}
+
+/* "fsname=" value with the separators fuse_opt would split on escaped */
+static void main_add_fsname(struct fuse_args *args, const char *source)
+{
+	char buf[PATH_MAX * 2 + 32];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "-ofsname=");
+
+	for (const char *p = source; *p && n + 3 < sizeof(buf); p++) {
+		if (*p == ',' || *p == '\\')
+			buf[n++] = '\\';
+		buf[n++] = *p;
+	}
+	buf[n] = '\0';
+	fuse_opt_add_arg(args, buf);
+}
+
+/* Parent side of the startup pipe: exit 0 on "ok", else print the child's error. */
+static int main_wait_child(int fd, const char *log_path)
+{
+	char buf[2048];
+	size_t len = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		int pr = poll(&p, 1, MAIN_READY_TIMEOUT_MS);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			fprintf(stderr, "hermesfs: the daemon did not report within %d s (see %s)\n",
+				MAIN_READY_TIMEOUT_MS / 1000, log_path);
+			return 1;
+		}
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (len += (size_t)n) >= sizeof(buf) - 1)
+			break;
+	}
+	buf[len] = '\0';
+	if (strncmp(buf, "ok\n", 3) == 0)
+		return 0;
+	if (len == 0) {
+		fprintf(stderr, "hermesfs: the daemon exited during startup (see %s)\n", log_path);
+		return 1;
+	}
+	fprintf(stderr, "hermesfs: %s%s", buf, buf[len - 1] == '\n' ? "" : "\n");
 	return 1;
+}
+
+/* Called once the mount is live and announced: leave the terminal. */
+static void main_detach(void *arg)
+{
+	struct hfs *fs = arg;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int logfd = open(fs->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+	}
+	/* libfuse and sanitizers write to stderr: keep that in the log */
+	if (logfd >= 0 || null >= 0)
+		dup2(logfd >= 0 ? logfd : null, STDERR_FILENO);
+	if (null >= 0)
+		close(null);
+	if (logfd >= 0)
+		close(logfd);
+	if (chdir("/") < 0)
+		log_warn("cannot chdir to /: %s", strerror(errno));
+}
+
+static void main_fail(struct hfs *fs, const char *msg)
+{
+	if (fs->ready_fd >= 0) {
+		dprintf(fs->ready_fd, "%s\n", msg);
+		close(fs->ready_fd);
+		fs->ready_fd = -1;
+	} else {
+		fprintf(stderr, "hermesfs: %s\n", msg);
+	}
+	log_err("%s", msg);
+}
+
+static void main_free_args(struct fuse_args *a)
+{
+	fuse_opt_free_args(a);
+}
+
+int main(int argc, char **argv)
+{
+	_cleanup_(main_free_args) struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	_cleanup_(main_free_args) struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
+	struct main_opts o = { .fd_budget = -1 };
+	static struct hfs fs;
+	struct herr e = HERR_INIT;
+	int root_fd, r;
+
+	if (fuse_opt_parse(&args, &o, main_opt_spec, main_opt_proc) < 0)
+		return 1;
+	if (o.help) {
+		main_usage(stdout);
+		return 0;
+	}
+	if (o.version) {
+		printf("hermesfs %s (libfuse %d)\n", HERMES_VERSION, fuse_version());
+		return 0;
+	}
+	if (o.npaths == 0) {
+		main_usage(stderr);
+		return 1;
+	}
+	fs.ready_fd = -1;
+	fs.writeback = o.writeback;
+	fs.nosplice = o.nosplice;
+	fs.switch_creds = geteuid() == 0;
+	fs.started = time(NULL);
+	if (main_check_source(&fs, o.paths[0], &e) < 0 ||
+	    main_check_mountpoint(&fs, o.npaths > 1 ? o.paths[1] : NULL, &e) < 0) {
+		fprintf(stderr, "hermesfs: %s\n", e.msg);
+		return 1;
+	}
+	if ((r = main_log_path(&fs)) < 0 ||
+	    (r = mounts_run_path(fs.id, "sock", fs.sock_path, sizeof(fs.sock_path))) < 0) {
+		fprintf(stderr, "hermesfs: cannot prepare $HERMES_HOME: %s\n", strerror(-r));
+		return 1;
+	}
+
+	/* before the mount covers it: everything later is relative to this fd */
+	root_fd = open(fs.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0) {
+		fprintf(stderr, "hermesfs: cannot open %s: %s\n", fs.source, strerror(errno));
+		return 1;
+	}
+	if ((r = inode_table_init(&fs, root_fd)) < 0) {
+		fprintf(stderr, "hermesfs: cannot set up the inode table: %s\n", strerror(-r));
+		return 1;
+	}
+	main_raise_nofile();
+	main_setup_handles(&fs);
+	if (o.fd_budget >= 0)
+		fs.fd_budget = o.fd_budget;
+
+	if (!o.foreground) {
+		int pfd[2];
+		if (pipe2(pfd, O_CLOEXEC) < 0) {
+			perror("hermesfs: pipe");
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("hermesfs: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			close(pfd[1]);
+			return main_wait_child(pfd[0], fs.log_path);
+		}
+		close(pfd[0]);
+		fs.ready_fd = pfd[1];
+		setsid();
+	}
+	if ((r = log_open(fs.log_path, o.debug ? LOG_DEBUG : LOG_INFO, o.foreground)) < 0) {
+		fprintf(stderr, "hermesfs: cannot open the log %s: %s\n", fs.log_path,
+			strerror(-r));
+		return 1;
+	}
+	log_info("hermesfs %s starting: %s on %s", HERMES_VERSION, fs.source, fs.mountpoint);
+	log_info("inode fds: %s", fs.use_handles ? "file handles past the budget" : "one per inode");
+	log_debug("fd budget %ld", fs.fd_budget);
+
+	/* our defaults first, so the caller's -o options override them */
+	fuse_opt_add_arg(&fargs, argv[0]);
+	fuse_opt_add_arg(&fargs, geteuid() == 0 ? "-oallow_other,default_permissions,dev,suid"
+						: "-odefault_permissions");
+	for (int i = 1; i < args.argc; i++)
+		fuse_opt_add_arg(&fargs, args.argv[i]);
+	if (!o.has_subtype)
+		fuse_opt_add_arg(&fargs, "-osubtype=hermesfs");
+	if (!o.has_fsname)
+		main_add_fsname(&fargs, fs.source);
+
+	r = session_run(&fs, &fargs, o.max_threads, o.clone_fd,
+			o.foreground ? NULL : main_detach, &fs, &e);
+	if (r < 0)
+		main_fail(&fs, e.msg);
+	inode_table_free(&fs);
+	log_info("stopped");
+	log_close();
+	return r < 0 ? 1 : 0;
 }

@@ -78,6 +78,8 @@ static void upd_normalise(struct upd_vec *u, int removals)
 {
 	size_t out = 0;
 
+	if (u->n == 0)
+		return; /* qsort of a NULL array is undefined */
 	qsort(u->v, u->n, sizeof(*u->v), upd_cmp);
 	for (size_t i = 0; i < u->n; i++) {
 		if (out > 0 && (strcmp(u->v[out - 1].path, u->v[i].path) == 0 ||
@@ -204,7 +206,7 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 		}
 		n++;
 	}
-	if (r == 0)
+	if (r == 0 && n > 0)
 		qsort(names, n, sizeof(*names), names_cmp);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
@@ -272,6 +274,11 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 		r = store_hash_at(c->st, dfd, base, &sb, &oid, &seen);
 		if (r == -ENOENT || r == -ELOOP) {
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
+			goto out;
+		}
+		if (r == -EPIPE) { /* the object store refused the write */
+			r = store_git_err(c->e, r, "cannot write it into the checkpoint store");
+			err_prefix(c->e, "%s", rel);
 			goto out;
 		}
 		if (r < 0) {

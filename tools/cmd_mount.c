@@ -1,11 +1,252 @@
-/* hermesctl mount: placeholder until its issue lands. */
+/* hermesctl mount: start a hermesfs daemon for a tree, recover a dead one,
+ * and warn about processes that still see the disk below an in-place mount. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
 #include "hermesctl.h"
+#include "jsonl.h"
+#include "mounts.h"
+#include "paths.h"
+
+static void mount_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hermesctl mount [-d] [-o OPTS] [--json] DIR [MOUNTPOINT]\n"
+		"\n"
+		"Put DIR behind hermesfs. With one path the mount is in place: DIR keeps its\n"
+		"path and every change made through it can be checkpointed. With MOUNTPOINT,\n"
+		"DIR is shown there instead. Returns once the mount is live.\n"
+		"\n"
+		"A mount whose daemon died (status 'dead') is cleaned up and mounted again.\n"
+		"Processes whose working directory or open files are under DIR keep seeing\n"
+		"the disk below an in-place mount: they are listed as a warning.\n"
+		"\n"
+		"Options:\n"
+		"  -d, --debug     debug detail in the daemon log\n"
+		"  -o OPTS         FUSE mount options passed to hermesfs (comma separated)\n"
+		"  --json          print the mount record as JSON\n"
+		"  -h, --help      this help\n");
+}
+
+/* hermesfs beside hermesctl (installed), in the build tree, or on PATH. */
+static int find_daemon(char *out, size_t size)
+{
+	const char *env = getenv("HERMESFS_BIN");
+	const char *self = hctl_self_dir();
+	char cand[PATH_MAX];
+
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return 0;
+	}
+	snprintf(cand, sizeof(cand), "%s/hermesfs", self);
+	if (access(cand, X_OK) == 0)
+		goto found;
+	snprintf(cand, sizeof(cand), "%s/../fs/hermesfs", self);
+	if (access(cand, X_OK) == 0)
+		goto found;
+	snprintf(out, size, "hermesfs"); /* execvp searches PATH */
+	return 0;
+found:
+	snprintf(out, size, "%s", cand);
+	return 0;
+}
+
+/* Processes (other than us) whose cwd, root or open files are under dir. */
+static void warn_bypassing(const char *dir, pid_t daemon)
+{
+	_cleanup_closedir_ DIR *proc = opendir("/proc");
+	struct dirent *de;
+	int shown = 0;
+	pid_t self = getpid(), parent = getppid();
+
+	if (!proc)
+		return;
+	while ((de = readdir(proc))) {
+		char path[PATH_MAX], target[PATH_MAX], comm[64] = "?", what[64] = "";
+		pid_t pid = (pid_t)atoi(de->d_name);
+		ssize_t n;
+
+		if (pid <= 0 || pid == self || pid == daemon)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (paths_is_under(target, dir))
+				snprintf(what, sizeof(what), "working directory");
+		}
+		if (!what[0]) {
+			_cleanup_closedir_ DIR *fds = NULL;
+			struct dirent *fe;
+			snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+			fds = opendir(path);
+			while (fds && (fe = readdir(fds))) {
+				char fdp[PATH_MAX + 300];
+				if (fe->d_name[0] == '.')
+					continue;
+				snprintf(fdp, sizeof(fdp), "%s/%s", path, fe->d_name);
+				n = readlink(fdp, target, sizeof(target) - 1);
+				if (n <= 0)
+					continue;
+				target[n] = '\0';
+				if (paths_is_under(target, dir)) {
+					snprintf(what, sizeof(what), "open file");
+					break;
+				}
+			}
+		}
+		if (!what[0])
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		_cleanup_fclose_ FILE *f = fopen(path, "re");
+		if (f && fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		if (!shown++)
+			hctl_warn("these processes still see the disk below %s, not the mount "
+				  "(changes they make are not checkpointed):", dir);
+		fprintf(stderr, "  pid %d (%s): %s%s\n", pid, comm, what,
+			pid == parent ? " — your shell: run 'cd \"$PWD\"' to enter the mount" : "");
+	}
+}
+
+/* Say whether checkpoints are on, and if the first scan is still running
+ * (it holds writers back, never readers). */
+static void report_checkpoints(const struct mount_info *m)
+{
+	cJSON *req = cJSON_CreateObject(), *resp = NULL;
+	struct herr e = HERR_INIT;
+
+	cJSON_AddStringToObject(req, "op", "status");
+	if (ctl_call(m->sock, req, &resp, 2000, &e) == 0) {
+		const cJSON *ck = cJSON_GetObjectItemCaseSensitive(resp, "checkpoints");
+		const cJSON *on = cJSON_GetObjectItemCaseSensitive(ck, "enabled");
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(ck, "reason");
+		const cJSON *scan = cJSON_GetObjectItemCaseSensitive(ck, "scanning");
+		if (!cJSON_IsTrue(on))
+			hctl_warn("checkpoints are OFF for %s: %s", m->source,
+				  cJSON_IsString(why) ? why->valuestring : "unknown reason");
+		else if (cJSON_IsTrue(scan))
+			printf("checkpoints on; the first scan of the tree is still running "
+			       "(reads go on, writes wait for it; 'hermesctl status' shows progress)\n");
+		else
+			printf("checkpoints on: each turn's first change is checkpointed first "
+			       "('hermesctl rollback' lists them)\n");
+	}
+	cJSON_Delete(req);
+	cJSON_Delete(resp);
+}
 
 int cmd_mount(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	hctl_error("mount: not implemented yet");
-	return HCTL_FAIL;
+	static const struct option opts[] = {
+		{ "debug", no_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char src[PATH_MAX], mp[PATH_MAX], daemon[PATH_MAX], id[TREE_ID_LEN + 1];
+	const char *fuse_opts = NULL;
+	int debug = 0, json = 0, c;
+	struct mount_info m;
+	struct herr e = HERR_INIT;
+
+	while ((c = getopt_long(argc, argv, "+do:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': debug = 1; break;
+		case 'o': fuse_opts = optarg; break;
+		case 'j': json = 1; break;
+		case 'h': mount_usage(stdout); return HCTL_OK;
+		default: mount_usage(stderr); return HCTL_USAGE;
+		}
+	}
+	if (argc - optind < 1 || argc - optind > 2) {
+		mount_usage(stderr);
+		return HCTL_USAGE;
+	}
+	/* A dead in-place mount makes realpath fail with ENOTCONN: recover first. */
+	char lex[PATH_MAX];
+	if (hctl_abspath(argv[optind], lex, sizeof(lex)) == 0 && mounts_find(lex, &m) == 0 &&
+	    !m.alive && (strcmp(m.source, lex) == 0 || strcmp(m.mountpoint, lex) == 0)) {
+		hctl_warn("%s: the daemon of this mount died (pid %d); cleaning up and mounting again",
+			  lex, m.pid);
+		if (hctl_cleanup_dead(&m) < 0) {
+			hctl_error("cannot clean up the dead mount at %s: %s", m.mountpoint,
+				   strerror(errno));
+			return HCTL_FAIL;
+		}
+	}
+	if (paths_resolve(argv[optind], src, sizeof(src), &e) < 0) {
+		hctl_error("cannot mount %s", e.msg);
+		return HCTL_NOTFOUND;
+	}
+	if (argc - optind == 2) {
+		if (paths_resolve(argv[optind + 1], mp, sizeof(mp), &e) < 0) {
+			hctl_error("cannot mount on %s", e.msg);
+			return HCTL_NOTFOUND;
+		}
+	} else {
+		snprintf(mp, sizeof(mp), "%s", src);
+	}
+	find_daemon(daemon, sizeof(daemon));
+
+	const char *args[16];
+	int na = 0;
+	args[na++] = daemon;
+	args[na++] = src;
+	if (strcmp(mp, src) != 0)
+		args[na++] = mp;
+	if (debug)
+		args[na++] = "-d";
+	if (fuse_opts) {
+		args[na++] = "-o";
+		args[na++] = fuse_opts;
+	}
+	args[na] = NULL;
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		hctl_error("cannot start hermesfs: %s", strerror(errno));
+		return HCTL_FAIL;
+	}
+	if (pid == 0) {
+		execvp(args[0], (char *const *)args);
+		fprintf(stderr, "hermesctl: cannot run %s: %s\n", args[0], strerror(errno));
+		_exit(127);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return WIFEXITED(st) && WEXITSTATUS(st) == 127 ? HCTL_NOTFOUND : HCTL_FAIL;
+
+	paths_tree_id(src, id);
+	if (mounts_find(mp, &m) < 0 || strcmp(m.id, id) != 0) {
+		hctl_error("hermesfs reported success but %s has no registered mount", mp);
+		return HCTL_FAIL;
+	}
+	if (json) {
+		hctl_print_json(hctl_mount_json(&m));
+	} else if (strcmp(m.source, m.mountpoint) == 0) {
+		printf("mounted %s in place (hermesfs pid %d, log %s)\n", m.mountpoint, m.pid,
+		       m.log);
+	} else {
+		printf("mounted %s at %s (hermesfs pid %d, log %s)\n", m.source, m.mountpoint,
+		       m.pid, m.log);
+	}
+	if (strcmp(m.source, m.mountpoint) == 0)
+		warn_bypassing(m.source, m.pid);
+	if (!json)
+		report_checkpoints(&m);
+	return HCTL_OK;
 }

@@ -2,6 +2,11 @@
  * process exit code (see EXIT CODES in `hermesctl --help`). */
 #pragma once
 
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+struct mount_info;
+
 enum hctl_exit {
 	HCTL_OK = 0,
 	HCTL_FAIL = 1,      /* the operation failed; the message says why */
@@ -28,3 +33,12 @@ void hctl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int hctl_is_help(const char *arg);
 /* Directory holding the hermesctl binary (to find hermesfs beside it). */
 const char *hctl_self_dir(void);
+
+/* mountutil.c */
+/* Lexically absolute path (no realpath: a dead FUSE mount answers ENOTCONN). */
+int hctl_abspath(const char *in, char *out, size_t size);
+/* Detach a mount whose daemon is gone and forget its record. */
+int hctl_cleanup_dead(const struct mount_info *m);
+cJSON *hctl_mount_json(const struct mount_info *m);
+/* Print unformatted on one line and free. */
+void hctl_print_json(cJSON *o);

@@ -1,0 +1,207 @@
+/* hermesfs shared state: the filesystem object, the inode record, the
+ * per-op counters, and the entry points each fs/ file exports. */
+#pragma once
+
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "err.h"
+#include "paths.h"
+
+/* Kernel caches: entries, attributes and negative lookups live a day; every
+ * change goes through us, so nothing behind the kernel's back invalidates
+ * them (see ARCHITECTURE.md: the tree is mounted in place). */
+#define HFS_TIMEOUT 86400.0
+#define HFS_MAX_WRITE (1u << 20)
+
+/* One inode the kernel knows (or a parent of one). fuse_ino_t is the
+ * pointer; the root is hfs.root and never freed. */
+struct hfs_inode {
+	/* O_PATH|O_NOFOLLOW, or -1 once the fd budget is spent and only the
+	 * handle is kept (never for directories). Immutable after creation:
+	 * closed only when the record is freed, so ops borrow it unlocked. */
+	int fd;
+	struct file_handle *handle; /* immutable; set when fd is -1 */
+	dev_t dev;  /* key, immutable */
+	ino_t ino;  /* key, immutable */
+	mode_t type; /* S_IFMT bits, immutable */
+
+	/* dirty tracking (track.c): the turn epoch in which this inode was
+	 * last marked dirty, or found excluded */
+	atomic_uint_fast64_t mark_epoch;
+	atomic_uint_fast64_t skip_epoch;
+
+	/* All below: protected by hfs.table_lock. */
+	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
+	struct hfs_inode *next;   /* hash chain */
+	struct hfs_inode *parent; /* directory of the latest lookup/creation/rename */
+	char *name;               /* name in parent at that time (NULL for the root) */
+};
+
+enum hfs_op {
+	HFS_OP_LOOKUP, HFS_OP_FORGET, HFS_OP_GETATTR, HFS_OP_SETATTR,
+	HFS_OP_READLINK, HFS_OP_MKNOD, HFS_OP_MKDIR, HFS_OP_UNLINK, HFS_OP_RMDIR,
+	HFS_OP_SYMLINK, HFS_OP_RENAME, HFS_OP_LINK, HFS_OP_OPEN, HFS_OP_READ,
+	HFS_OP_WRITE, HFS_OP_RELEASE, HFS_OP_FSYNC, HFS_OP_OPENDIR,
+	HFS_OP_READDIR, HFS_OP_RELEASEDIR, HFS_OP_FSYNCDIR, HFS_OP_STATFS,
+	HFS_OP_SETXATTR, HFS_OP_GETXATTR, HFS_OP_LISTXATTR, HFS_OP_REMOVEXATTR,
+	HFS_OP_CREATE, HFS_OP_FLOCK, HFS_OP_FALLOCATE, HFS_OP_COPY_FILE_RANGE,
+	HFS_OP_LSEEK, HFS_OP__COUNT
+};
+
+struct hfs_ctl;
+
+struct hfs {
+	/* Set up by main() before the loop, read-only afterwards. */
+	char source[PATH_MAX];     /* realpath of the protected tree */
+	char mountpoint[PATH_MAX]; /* == source when mounted in place */
+	char id[TREE_ID_LEN + 1];
+	char sock_path[PATH_MAX];
+	char log_path[PATH_MAX];
+	int writeback;      /* -o writeback */
+	int nosplice;       /* -o nosplice */
+	int switch_creds;   /* running as root: act with the caller's ids */
+	time_t started;
+	struct fuse_session *se;
+	int ready_fd;       /* pipe to the waiting parent, -1 once told */
+
+	struct hfs_inode root;
+	int mount_fd;      /* O_RDONLY on the source: open_by_handle_at's anchor */
+	int use_handles;   /* root on a filesystem with file handles */
+	long fd_budget;    /* kept O_PATH fds beyond which inodes keep handles */
+	atomic_long kept_fds;
+
+	pthread_mutex_t table_lock;
+	struct hfs_inode **table; /* hash buckets; table_lock */
+	size_t table_size;        /* table_lock */
+	size_t table_count;       /* table_lock */
+
+	atomic_uint_fast64_t ops[HFS_OP__COUNT];
+	struct hfs_ctl *ctl;
+	struct hfs_ckpt *ckpt; /* set before the loop; ckptd.c */
+};
+
+static inline struct hfs *hfs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static inline void hfs_count(struct hfs *fs, enum hfs_op op)
+{
+	atomic_fetch_add_explicit(&fs->ops[op], 1, memory_order_relaxed);
+}
+
+const char *hfs_op_name(enum hfs_op op);
+
+/* inode.c */
+int inode_table_init(struct hfs *fs, int root_fd);
+void inode_table_free(struct hfs *fs);
+struct hfs_inode *inode_get(struct hfs *fs, fuse_ino_t ino);
+/* Look name up below parent; on success *out holds one new kernel reference
+ * and e is filled. ENOENT is returned as is (callers cache it). */
+int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
+		 struct fuse_entry_param *e);
+void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n);
+
+/* An O_PATH fd for an inode: its own (borrowed) or one opened from its
+ * handle (owned, closed by inode_fd_put). */
+struct inode_fd {
+	int fd;
+	int owned;
+};
+int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out);
+void inode_fd_put(struct inode_fd *f);
+/* A new fd on the inode opened with flags (for file and dir handles). */
+int inode_open(struct hfs *fs, struct hfs_inode *in, int flags);
+/* Record that name in newparent now denotes the inode that has (dev, ino). */
+void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newname);
+/* Path of in relative to the root ("" for the root) as last seen. */
+int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size);
+
+/* sys.c */
+struct sys_creds {
+	int switched;
+};
+int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c);
+void sys_creds_leave(struct sys_creds *c);
+/* Reopen an O_PATH fd for I/O with flags. Returns the new fd or -errno. */
+int sys_reopen(int fd, int flags);
+void sys_proc_path(int fd, char out[64]);
+int sys_stat(int fd, struct stat *st);
+
+/* ops_*.c: the lowlevel ops table is assembled in main.c */
+void hfs_init(void *userdata, struct fuse_conn_info *conn);
+void hfs_destroy(void *userdata);
+void hfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void hfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void hfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);
+void hfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+		 struct fuse_file_info *fi);
+void hfs_readlink(fuse_req_t req, fuse_ino_t ino);
+void hfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       dev_t rdev);
+void hfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void hfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		fuse_ino_t newparent, const char *newname, unsigned int flags);
+void hfs_statfs(fuse_req_t req, fuse_ino_t ino);
+
+void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		struct fuse_file_info *fi);
+void hfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	      struct fuse_file_info *fi);
+void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
+		   struct fuse_file_info *fi);
+void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void hfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void hfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		   struct fuse_file_info *fi);
+void hfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			 struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			 struct fuse_file_info *fi_out, size_t len, int flags);
+void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+	       struct fuse_file_info *fi);
+void hfs_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op);
+
+void hfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void hfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi);
+void hfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi);
+void hfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void hfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+
+void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		  size_t size, int flags);
+void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void hfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* track.c: bracket every mutation; a checkpoint never sees one half done.
+ * Paths excluded from checkpoints are not tracked (no bracket at all). */
+struct turns;
+struct track {
+	struct turns *turns; /* non-NULL while inside the turn gate */
+};
+/* The content or attributes of in change. */
+void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk);
+/* name in dir is created or removed. */
+void track_name(fuse_req_t req, struct hfs_inode *dir, const char *name, struct track *tk);
+/* Two names change (rename, exchange); d2 may be NULL. */
+void track_rename(fuse_req_t req, struct hfs_inode *d1, const char *n1,
+		  struct hfs_inode *d2, const char *n2, struct track *tk);
+void track_done(fuse_req_t req, struct track *tk);
+
+/* ctl.c */
+int ctl_start(struct hfs *fs, struct herr *e);
+void ctl_stop(struct hfs *fs);

@@ -1,0 +1,317 @@
+/* The inode table: one record per (dev, ino) the kernel holds, with an
+ * O_PATH fd (or, past the fd budget, a file handle), its lookup count, and
+ * the parent and name it was last seen under so later code can name every
+ * inode it mutates. One mutex guards the whole table. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hfs.h"
+
+static size_t inode_hash(dev_t dev, ino_t ino, size_t size)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 29;
+	return (size_t)(h & (size - 1));
+}
+
+int inode_table_init(struct hfs *fs, int root_fd)
+{
+	struct stat st;
+
+	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	pthread_mutex_init(&fs->table_lock, NULL);
+	fs->table_size = 4096;
+	fs->table_count = 0;
+	fs->table = calloc(fs->table_size, sizeof(*fs->table));
+	if (!fs->table)
+		return -ENOMEM;
+	fs->root.fd = root_fd;
+	fs->root.handle = NULL;
+	fs->root.dev = st.st_dev;
+	fs->root.ino = st.st_ino;
+	fs->root.type = st.st_mode & S_IFMT;
+	fs->root.refs = 1;
+	fs->root.parent = NULL;
+	fs->root.name = NULL;
+	fs->root.next = NULL;
+	fs->table[inode_hash(st.st_dev, st.st_ino, fs->table_size)] = &fs->root;
+	fs->table_count = 1;
+	return 0;
+}
+
+void inode_table_free(struct hfs *fs)
+{
+	for (size_t i = 0; fs->table && i < fs->table_size; i++) {
+		struct hfs_inode *in = fs->table[i], *next;
+		for (; in; in = next) {
+			next = in->next;
+			if (in == &fs->root)
+				continue;
+			if (in->fd >= 0)
+				close(in->fd);
+			free(in->handle);
+			free(in->name);
+			free(in);
+		}
+	}
+	free(fs->table);
+	fs->table = NULL;
+}
+
+struct hfs_inode *inode_get(struct hfs *fs, fuse_ino_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return &fs->root;
+	return (struct hfs_inode *)(uintptr_t)ino;
+}
+
+/* table_lock held */
+static struct hfs_inode *inode_find_locked(struct hfs *fs, dev_t dev, ino_t ino)
+{
+	struct hfs_inode *in = fs->table[inode_hash(dev, ino, fs->table_size)];
+
+	while (in && !(in->ino == ino && in->dev == dev))
+		in = in->next;
+	return in;
+}
+
+/* table_lock held; a failed grow only makes chains longer */
+static void inode_grow_locked(struct hfs *fs)
+{
+	size_t nsize = fs->table_size * 2;
+	struct hfs_inode **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return;
+	for (size_t i = 0; i < fs->table_size; i++) {
+		struct hfs_inode *in = fs->table[i], *next;
+		for (; in; in = next) {
+			size_t h = inode_hash(in->dev, in->ino, nsize);
+			next = in->next;
+			in->next = nt[h];
+			nt[h] = in;
+		}
+	}
+	free(fs->table);
+	fs->table = nt;
+	fs->table_size = nsize;
+}
+
+/* table_lock held: drop n references, freeing inodes (and, in turn, the
+ * references they hold on their parents) that reach zero. */
+static void inode_unref_locked(struct hfs *fs, struct hfs_inode *in, uint64_t n)
+{
+	while (in && in != &fs->root) {
+		struct hfs_inode **pp, *parent;
+
+		in->refs = in->refs > n ? in->refs - n : 0;
+		if (in->refs)
+			return;
+		pp = &fs->table[inode_hash(in->dev, in->ino, fs->table_size)];
+		while (*pp && *pp != in)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = in->next;
+		fs->table_count--;
+		parent = in->parent;
+		if (in->fd >= 0) {
+			close(in->fd);
+			atomic_fetch_sub(&fs->kept_fds, 1);
+		}
+		free(in->handle);
+		free(in->name);
+		free(in);
+		in = parent;
+		n = 1;
+	}
+}
+
+/* table_lock held */
+static void inode_set_name_locked(struct hfs *fs, struct hfs_inode *in,
+				  struct hfs_inode *parent, const char *name)
+{
+	if (in == &fs->root)
+		return;
+	if (!in->name || strcmp(in->name, name) != 0) {
+		char *copy = strdup(name);
+		if (copy) {
+			free(in->name);
+			in->name = copy;
+		}
+	}
+	if (in->parent != parent) {
+		struct hfs_inode *old = in->parent;
+		parent->refs++;
+		in->parent = parent;
+		inode_unref_locked(fs, old, 1);
+	}
+}
+
+/* Past the fd budget a new non-directory keeps a file handle instead of
+ * its fd. Returns the handle (caller owns) or NULL to keep the fd. */
+static struct file_handle *inode_maybe_handle(struct hfs *fs, int fd, const struct stat *st)
+{
+	struct file_handle *h;
+	int mnt;
+
+	if (!fs->use_handles || S_ISDIR(st->st_mode) || st->st_dev != fs->root.dev ||
+	    atomic_load(&fs->kept_fds) < fs->fd_budget)
+		return NULL;
+	h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	if (!h)
+		return NULL;
+	h->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", h, &mnt, AT_EMPTY_PATH) < 0) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
+		 struct fuse_entry_param *e)
+{
+	struct hfs_inode *in, *fresh = NULL;
+	struct file_handle *handle = NULL;
+	int fd, r;
+
+	memset(e, 0, sizeof(*e));
+	e->attr_timeout = HFS_TIMEOUT;
+	e->entry_timeout = HFS_TIMEOUT;
+	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+
+	pthread_mutex_lock(&fs->table_lock);
+	in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
+	if (!in) {
+		/* the handle syscall runs unlocked; recheck for a racing insert */
+		pthread_mutex_unlock(&fs->table_lock);
+		handle = inode_maybe_handle(fs, fd, &e->attr);
+		pthread_mutex_lock(&fs->table_lock);
+		in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
+	}
+	if (!in) {
+		fresh = calloc(1, sizeof(*fresh));
+		if (!fresh) {
+			pthread_mutex_unlock(&fs->table_lock);
+			free(handle);
+			close(fd);
+			return -ENOMEM;
+		}
+		fresh->fd = handle ? -1 : fd;
+		fresh->handle = handle;
+		fresh->dev = e->attr.st_dev;
+		fresh->ino = e->attr.st_ino;
+		fresh->type = e->attr.st_mode & S_IFMT;
+		if (fs->table_count >= fs->table_size)
+			inode_grow_locked(fs);
+		size_t h = inode_hash(fresh->dev, fresh->ino, fs->table_size);
+		fresh->next = fs->table[h];
+		fs->table[h] = fresh;
+		fs->table_count++;
+		if (!handle)
+			atomic_fetch_add(&fs->kept_fds, 1);
+		in = fresh;
+	}
+	in->refs++;
+	inode_set_name_locked(fs, in, parent, name);
+	pthread_mutex_unlock(&fs->table_lock);
+
+	if (!fresh || handle) {
+		close(fd);
+		if (!fresh)
+			free(handle);
+	}
+	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+	return 0;
+}
+
+int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
+{
+	out->owned = 0;
+	out->fd = in->fd;
+	if (in->fd >= 0)
+		return 0;
+	out->fd = open_by_handle_at(fs->mount_fd, in->handle, O_PATH | O_CLOEXEC);
+	if (out->fd < 0)
+		return -errno;
+	out->owned = 1;
+	return 0;
+}
+
+void inode_fd_put(struct inode_fd *f)
+{
+	if (f->owned && f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->owned = 0;
+}
+
+int inode_open(struct hfs *fs, struct hfs_inode *in, int flags)
+{
+	int fd;
+
+	if (in->fd >= 0)
+		return sys_reopen(in->fd, flags);
+	fd = open_by_handle_at(fs->mount_fd, in->handle, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n)
+{
+	pthread_mutex_lock(&fs->table_lock);
+	inode_unref_locked(fs, in, n);
+	pthread_mutex_unlock(&fs->table_lock);
+}
+
+void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newname)
+{
+	struct hfs_inode *in;
+	struct stat st;
+
+	if (fstatat(newparent->fd, newname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	pthread_mutex_lock(&fs->table_lock);
+	in = inode_find_locked(fs, st.st_dev, st.st_ino);
+	if (in)
+		inode_set_name_locked(fs, in, newparent, newname);
+	pthread_mutex_unlock(&fs->table_lock);
+}
+
+int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size)
+{
+	size_t pos = size;
+
+	if (size == 0)
+		return -ENAMETOOLONG;
+	out[--pos] = '\0';
+	pthread_mutex_lock(&fs->table_lock);
+	for (; in && in != &fs->root; in = in->parent) {
+		size_t len = in->name ? strlen(in->name) : 0;
+		if (!in->name || len + 1 > pos) {
+			pthread_mutex_unlock(&fs->table_lock);
+			return in->name ? -ENAMETOOLONG : -ENOENT;
+		}
+		pos -= len;
+		memcpy(out + pos, in->name, len);
+		if (in->parent && in->parent != &fs->root)
+			out[--pos] = '/';
+	}
+	pthread_mutex_unlock(&fs->table_lock);
+	if (!in)
+		return -ENOENT;
+	memmove(out, out + pos, size - pos);
+	return 0;
+}

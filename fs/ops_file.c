@@ -1,0 +1,233 @@
+/* File handle operations: open and create, zero-copy read and write, and
+ * the calls that act on an open file (sync, allocate, copy, seek, flock).
+ * A handle is a real fd on the file below, so unlinked files keep working. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hfs.h"
+
+/* Flags for the fd below: creation is done, and with the writeback cache
+ * the kernel may read to fill pages and appends itself. */
+static int hfs_open_flags(struct hfs *fs, int flags)
+{
+	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT);
+	if (fs->writeback) {
+		if ((flags & O_ACCMODE) == O_WRONLY)
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+		flags &= ~O_APPEND;
+	}
+	return flags;
+}
+
+static void hfs_file_info(struct fuse_file_info *fi, int fd)
+{
+	fi->fh = (uint64_t)fd;
+	/* every change passes through us: the page cache stays valid */
+	fi->keep_cache = 1;
+}
+
+void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *in = inode_get(fs, ino);
+	struct track tk = { 0 };
+	int fd;
+
+	hfs_count(fs, HFS_OP_OPEN);
+	/* opening for writing (or truncating) counts as the change itself: with
+	 * the writeback cache the writes come much later */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		track_inode(req, in, &tk);
+	fd = inode_open(fs, in, hfs_open_flags(fs, fi->flags));
+	track_done(req, &tk);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	hfs_file_info(fi, fd);
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		close(fd); /* the caller was interrupted and is gone */
+}
+
+void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		struct fuse_file_info *fi)
+{
+	struct hfs *fs = hfs_of(req);
+	struct hfs_inode *dir = inode_get(fs, parent);
+	struct fuse_entry_param e;
+	struct sys_creds c;
+	struct track tk;
+	int fd, r;
+
+	hfs_count(fs, HFS_OP_CREATE);
+	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	track_name(req, dir, name, &tk);
+	fd = openat(dir->fd, name,
+		    (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC,
+		    mode);
+	r = fd < 0 ? -errno : 0;
+	track_done(req, &tk);
+	sys_creds_leave(&c);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if ((r = inode_lookup(fs, dir, name, &e)) < 0) {
+		close(fd);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	hfs_file_info(fi, fd);
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		close(fd);
+		inode_forget(fs, inode_get(fs, e.ino), 1);
+	}
+}
+
+/* Below this a copy costs less CPU than setting up splice (measured:
+ * 4 KiB random reads use ~30% less daemon CPU copied, 128 KiB sequential
+ * reads ~60% less spliced). */
+#define HFS_SPLICE_MIN (32u << 10)
+
+void hfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	      struct fuse_file_info *fi)
+{
+	static __thread char small[HFS_SPLICE_MIN];
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+
+	(void)ino;
+	hfs_count(hfs_of(req), HFS_OP_READ);
+	if (size < HFS_SPLICE_MIN) {
+		ssize_t n = pread((int)fi->fh, small, size, off);
+		if (n < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_buf(req, small, (size_t)n);
+		return;
+	}
+	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	buf.buf[0].fd = (int)fi->fh;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
+		   struct fuse_file_info *fi)
+{
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(bufv));
+	struct hfs *fs = hfs_of(req);
+	struct track tk;
+	ssize_t n;
+
+	hfs_count(fs, HFS_OP_WRITE);
+	/* a file opened in an earlier turn is written in this one */
+	track_inode(req, inode_get(fs, ino), &tk);
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = (int)fi->fh;
+	out.buf[0].pos = off;
+	n = fuse_buf_copy(&out, bufv, 0);
+	track_done(req, &tk);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	hfs_count(hfs_of(req), HFS_OP_RELEASE);
+	close((int)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+void hfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct hfs *fs = hfs_of(req);
+	int r;
+
+	hfs_count(fs, HFS_OP_FSYNC);
+	r = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
+	r = r < 0 ? errno : 0;
+	/* with the writeback cache the kernel keeps attributes it cached
+	 * before the writes (st_blocks): make it ask again now they landed */
+	if (fs->writeback && r == 0)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	fuse_reply_err(req, r);
+}
+
+void hfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		   struct fuse_file_info *fi)
+{
+	struct hfs *fs = hfs_of(req);
+	struct track tk;
+	int r;
+
+	hfs_count(fs, HFS_OP_FALLOCATE);
+	track_inode(req, inode_get(fs, ino), &tk);
+	r = fallocate((int)fi->fh, mode, offset, length) < 0 ? errno : 0;
+	track_done(req, &tk);
+	fuse_reply_err(req, r);
+}
+
+void hfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			 struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			 struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	struct hfs *fs = hfs_of(req);
+	loff_t in = off_in, out = off_out;
+	struct track tk;
+	ssize_t n;
+
+	(void)ino_in;
+	hfs_count(fs, HFS_OP_COPY_FILE_RANGE);
+	track_inode(req, inode_get(fs, ino_out), &tk);
+	n = copy_file_range((int)fi_in->fh, &in, (int)fi_out->fh, &out, len,
+			    (unsigned int)flags);
+	n = n < 0 ? -errno : n;
+	track_done(req, &tk);
+	if (n < 0)
+		errno = (int)-n;
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+	       struct fuse_file_info *fi)
+{
+	off_t r;
+
+	(void)ino;
+	hfs_count(hfs_of(req), HFS_OP_LSEEK);
+	/* With the writeback cache, data may still sit in the kernel's pages,
+	 * so the disk's holes are not the file's: ENOSYS makes the kernel
+	 * answer itself (all data up to its size, a valid POSIX answer). */
+	if (hfs_of(req)->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE)) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	r = lseek((int)fi->fh, off, whence);
+	if (r < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, r);
+}
+
+void hfs_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
+{
+	int r;
+
+	(void)ino;
+	hfs_count(hfs_of(req), HFS_OP_FLOCK);
+	r = flock((int)fi->fh, op);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}

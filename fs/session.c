@@ -1,0 +1,265 @@
+/* The FUSE session of a running daemon: the ops table, capability
+ * negotiation, the mount, the registry record and control socket that
+ * announce it, the multithreaded loop, and the orderly teardown. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ckptd.h"
+#include "hfs.h"
+#include "log.h"
+#include "mounts.h"
+#include "session.h"
+
+#define SESSION_MAX_THREADS 16
+
+static const char *const hfs_op_names[HFS_OP__COUNT] = {
+	[HFS_OP_LOOKUP] = "lookup", [HFS_OP_FORGET] = "forget",
+	[HFS_OP_GETATTR] = "getattr", [HFS_OP_SETATTR] = "setattr",
+	[HFS_OP_READLINK] = "readlink", [HFS_OP_MKNOD] = "mknod",
+	[HFS_OP_MKDIR] = "mkdir", [HFS_OP_UNLINK] = "unlink",
+	[HFS_OP_RMDIR] = "rmdir", [HFS_OP_SYMLINK] = "symlink",
+	[HFS_OP_RENAME] = "rename", [HFS_OP_LINK] = "link",
+	[HFS_OP_OPEN] = "open", [HFS_OP_READ] = "read",
+	[HFS_OP_WRITE] = "write", [HFS_OP_RELEASE] = "release",
+	[HFS_OP_FSYNC] = "fsync", [HFS_OP_OPENDIR] = "opendir",
+	[HFS_OP_READDIR] = "readdir", [HFS_OP_RELEASEDIR] = "releasedir",
+	[HFS_OP_FSYNCDIR] = "fsyncdir", [HFS_OP_STATFS] = "statfs",
+	[HFS_OP_SETXATTR] = "setxattr", [HFS_OP_GETXATTR] = "getxattr",
+	[HFS_OP_LISTXATTR] = "listxattr", [HFS_OP_REMOVEXATTR] = "removexattr",
+	[HFS_OP_CREATE] = "create", [HFS_OP_FLOCK] = "flock",
+	[HFS_OP_FALLOCATE] = "fallocate", [HFS_OP_COPY_FILE_RANGE] = "copy_file_range",
+	[HFS_OP_LSEEK] = "lseek",
+};
+
+const char *hfs_op_name(enum hfs_op op)
+{
+	return op < HFS_OP__COUNT ? hfs_op_names[op] : "?";
+}
+
+/* No flush: a close then costs no round trip (the kernel stops asking after
+ * the first ENOSYS); release closes the fd below. No getlk/setlk: the
+ * kernel keeps POSIX locks itself, correct on a single host. */
+static const struct fuse_lowlevel_ops hfs_ops = {
+	.init = hfs_init,
+	.destroy = hfs_destroy,
+	.lookup = hfs_lookup,
+	.forget = hfs_forget,
+	.forget_multi = hfs_forget_multi,
+	.getattr = hfs_getattr,
+	.setattr = hfs_setattr,
+	.readlink = hfs_readlink,
+	.mknod = hfs_mknod,
+	.mkdir = hfs_mkdir,
+	.symlink = hfs_symlink,
+	.link = hfs_link,
+	.unlink = hfs_unlink,
+	.rmdir = hfs_rmdir,
+	.rename = hfs_rename,
+	.statfs = hfs_statfs,
+	.open = hfs_open,
+	.create = hfs_create,
+	.read = hfs_read,
+	.write_buf = hfs_write_buf,
+	.release = hfs_release,
+	.fsync = hfs_fsync,
+	.fallocate = hfs_fallocate,
+	.copy_file_range = hfs_copy_file_range,
+	.lseek = hfs_lseek,
+	.flock = hfs_flock,
+	.opendir = hfs_opendir,
+	.readdir = hfs_readdir,
+	.readdirplus = hfs_readdirplus,
+	.releasedir = hfs_releasedir,
+	.fsyncdir = hfs_fsyncdir,
+	.setxattr = hfs_setxattr,
+	.getxattr = hfs_getxattr,
+	.listxattr = hfs_listxattr,
+	.removexattr = hfs_removexattr,
+};
+
+static void session_want(struct fuse_conn_info *conn, unsigned cap)
+{
+	if (conn->capable & cap)
+		conn->want |= cap;
+}
+
+void hfs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct hfs *fs = userdata;
+
+	session_want(conn, FUSE_CAP_FLOCK_LOCKS);
+	session_want(conn, FUSE_CAP_CACHE_SYMLINKS);
+	session_want(conn, FUSE_CAP_PARALLEL_DIROPS);
+	/* the kernel clears set-id bits on write and truncate itself and
+	 * tells us by setattr; we write as root and would keep them */
+	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+	conn->want &= ~FUSE_CAP_POSIX_LOCKS;
+	if (fs->writeback)
+		session_want(conn, FUSE_CAP_WRITEBACK_CACHE);
+	else
+		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* Splice only for replies (SPLICE_WRITE: file data to /dev/fuse for
+	 * reads). Receiving requests by splice (SPLICE_READ) needs a pipe as
+	 * big as the 1 MiB + header request buffer, more than the default
+	 * pipe-max-size, and measured 4x slower for 1 MiB writes here. */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
+	if (fs->nosplice) {
+		conn->want &= ~(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+	} else {
+		session_want(conn, FUSE_CAP_SPLICE_WRITE);
+		session_want(conn, FUSE_CAP_SPLICE_MOVE);
+	}
+	conn->max_write = HFS_MAX_WRITE;
+	conn->max_background = 64;
+	conn->congestion_threshold = 48;
+	conn->time_gran = 1;
+	log_info("fuse protocol %u.%u, max_write %u, max_readahead %u, caps 0x%x",
+		 conn->proto_major, conn->proto_minor, conn->max_write,
+		 conn->max_readahead, conn->want);
+	if (fs->ready_fd >= 0) {
+		if (write(fs->ready_fd, "ok\n", 3) < 0)
+			log_warn("cannot tell the parent that the mount is live: %s",
+				 strerror(errno));
+		close(fs->ready_fd);
+		fs->ready_fd = -1;
+	}
+}
+
+void hfs_destroy(void *userdata)
+{
+	(void)userdata;
+	log_debug("session destroyed");
+}
+
+/* libfuse (and fusermount3) explain failures on stderr: while a setup call
+ * runs, catch that text so the error becomes one line a person reads. */
+struct session_capture {
+	int saved;
+	int mem;
+};
+
+static void session_capture_begin(struct session_capture *c)
+{
+	c->saved = dup(STDERR_FILENO);
+	c->mem = memfd_create("hermesfs-stderr", MFD_CLOEXEC);
+	if (c->saved >= 0 && c->mem >= 0)
+		dup2(c->mem, STDERR_FILENO);
+}
+
+/* Restore stderr; append what was caught to e's message as ": text". */
+static void session_capture_end(struct session_capture *c, struct herr *e)
+{
+	char buf[512];
+	ssize_t n = 0;
+
+	if (c->saved >= 0) {
+		dup2(c->saved, STDERR_FILENO);
+		close(c->saved);
+	}
+	if (c->mem < 0)
+		return;
+	if (e)
+		n = pread(c->mem, buf, sizeof(buf) - 1, 0);
+	close(c->mem);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *p = buf; *p; p++)
+		if (*p == '\n')
+			*p = *(p + 1) ? ' ' : '\0';
+	size_t len = strlen(e->msg);
+	snprintf(e->msg + len, sizeof(e->msg) - len, ": %s", buf);
+}
+
+static int session_register(struct hfs *fs)
+{
+	struct mount_info m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.id, sizeof(m.id), "%s", fs->id);
+	snprintf(m.source, sizeof(m.source), "%s", fs->source);
+	snprintf(m.mountpoint, sizeof(m.mountpoint), "%s", fs->mountpoint);
+	snprintf(m.sock, sizeof(m.sock), "%s", fs->sock_path);
+	snprintf(m.log, sizeof(m.log), "%s", fs->log_path);
+	m.pid = getpid();
+	m.started = fs->started;
+	return mounts_write(&m);
+}
+
+int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_fd,
+		void (*detach)(void *), void *detach_arg, struct herr *e)
+{
+	struct fuse_loop_config *cfg;
+	struct session_capture cap;
+	int r;
+
+	session_capture_begin(&cap);
+	fs->se = fuse_session_new(args, &hfs_ops, sizeof(hfs_ops), fs);
+	if (!fs->se) {
+		err_set(e, -EINVAL, "cannot start a FUSE session");
+		session_capture_end(&cap, e);
+		return -EINVAL;
+	}
+	session_capture_end(&cap, NULL);
+	if (fuse_set_signal_handlers(fs->se) < 0) {
+		r = err_set(e, -EIO, "cannot install signal handlers");
+		goto destroy;
+	}
+	session_capture_begin(&cap);
+	if (fuse_session_mount(fs->se, fs->mountpoint) < 0) {
+		r = err_set(e, -EIO, "cannot mount on %s", fs->mountpoint);
+		session_capture_end(&cap, e);
+		goto signals;
+	}
+	session_capture_end(&cap, NULL);
+	if ((r = ckptd_start(fs, e)) < 0)
+		goto unmount;
+	if ((r = ctl_start(fs, e)) < 0)
+		goto ckpt;
+	if ((r = session_register(fs)) < 0) {
+		err_sys(e, r, "cannot write the mount record");
+		goto ctl;
+	}
+	/* creation modes come from the caller, already masked by the kernel */
+	umask(0);
+	log_info("mounted %s on %s (pid %d)", fs->source, fs->mountpoint, (int)getpid());
+	if (detach)
+		detach(detach_arg);
+
+	cfg = fuse_loop_cfg_create();
+	if (!cfg) {
+		r = err_set(e, -ENOMEM, "out of memory");
+		goto unregister;
+	}
+	fuse_loop_cfg_set_max_threads(cfg, threads > 0 ? (unsigned)threads : SESSION_MAX_THREADS);
+	fuse_loop_cfg_set_idle_threads(cfg, 4);
+	fuse_loop_cfg_set_clone_fd(cfg, clone_fd ? 1 : 0);
+	r = fuse_session_loop_mt(fs->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	if (r != 0)
+		log_warn("the FUSE loop ended with %d", r);
+	r = 0;
+	log_info("unmounting %s", fs->mountpoint);
+unregister:
+	/* the record goes last: once it is gone, the daemon is done */
+	ctl_stop(fs);
+	ckptd_stop(fs);
+	mounts_remove(fs->id);
+	goto unmount;
+ctl:
+	ctl_stop(fs);
+ckpt:
+	ckptd_stop(fs);
+unmount:
+	fuse_session_unmount(fs->se);
+signals:
+	fuse_remove_signal_handlers(fs->se);
+destroy:
+	fuse_session_destroy(fs->se);
+	fs->se = NULL;
+	return r;
+}

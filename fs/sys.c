@@ -1,0 +1,90 @@
+/* Raw system-call layer: per-thread credential switching (the glibc
+ * wrappers would change every thread of the daemon) and reopening O_PATH
+ * fds through /proc/self/fd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hfs.h"
+#include "log.h"
+
+#define SYS_MAX_GROUPS 256
+
+static int sys_setresuid(uid_t r, uid_t e, uid_t s)
+{
+	return syscall(SYS_setresuid, r, e, s) < 0 ? -errno : 0;
+}
+
+static int sys_setresgid(gid_t r, gid_t e, gid_t s)
+{
+	return syscall(SYS_setresgid, r, e, s) < 0 ? -errno : 0;
+}
+
+static int sys_setgroups(size_t n, const gid_t *list)
+{
+	return syscall(SYS_setgroups, n, list) < 0 ? -errno : 0;
+}
+
+/* Back to the daemon's own root identity; the saved uid stays 0 while we
+ * act for a caller, which is what allows the way back. */
+void sys_creds_leave(struct sys_creds *c)
+{
+	if (!c->switched)
+		return;
+	c->switched = 0;
+	if (sys_setresuid(-1, 0, -1) < 0 || sys_setresgid(-1, 0, -1) < 0 ||
+	    sys_setgroups(0, NULL) < 0) {
+		/* A worker thread that cannot regain root would act with the
+		 * wrong identity from now on: nothing sane is left to do. */
+		log_err("cannot restore the daemon's credentials: %s", strerror(errno));
+		_exit(70);
+	}
+}
+
+int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[SYS_MAX_GROUPS];
+	int n, r;
+
+	c->switched = 0;
+	if (!fs->switch_creds || (ctx->uid == 0 && ctx->gid == 0))
+		return 0;
+	n = fuse_req_getgroups(req, SYS_MAX_GROUPS, groups);
+	if (n < 0)
+		n = 0; /* caller gone or /proc hidden: act with its primary group only */
+	if (n > SYS_MAX_GROUPS)
+		n = SYS_MAX_GROUPS;
+	if ((r = sys_setgroups((size_t)n, groups)) < 0)
+		return r;
+	c->switched = 1;
+	if ((r = sys_setresgid(-1, ctx->gid, -1)) < 0 ||
+	    (r = sys_setresuid(-1, ctx->uid, -1)) < 0) {
+		sys_creds_leave(c);
+		return r;
+	}
+	return 0;
+}
+
+void sys_proc_path(int fd, char out[64])
+{
+	snprintf(out, 64, "/proc/self/fd/%d", fd);
+}
+
+int sys_reopen(int fd, int flags)
+{
+	char path[64];
+	int nfd;
+
+	sys_proc_path(fd, path);
+	nfd = open(path, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	return nfd < 0 ? -errno : nfd;
+}
+
+int sys_stat(int fd, struct stat *st)
+{
+	return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}

@@ -1,0 +1,69 @@
+/* Turns: the first mutation of a turn waits until the tree as it was is
+ * checkpointed; later mutations only mark paths. Mutations run under a
+ * shared lock, checkpoints under the exclusive one, so a checkpoint always
+ * sees a tree no operation is halfway through changing. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+#define TURN_MAX_WHO 32
+
+struct turn_who {
+	pid_t pid;
+	uid_t uid;
+	char comm[17];
+	unsigned changes;
+};
+
+struct turn_checkpoint_req {
+	const char *reason;
+	/* paths changed since the previous checkpoint, minimal (a listed
+	 * directory is to be re-read whole; a missing path was removed) */
+	const char *const *paths;
+	size_t npaths;
+	int full_scan; /* re-validate everything with the stat cache */
+	const struct turn_who *who; /* the processes that made those changes */
+	size_t nwho;
+};
+
+/* Commit a checkpoint; 0, 1 when the tree had not changed (no commit), or a
+ * negative errno with e filled. Called with every mutation held off. */
+typedef int (*turn_checkpoint_fn)(void *arg, const struct turn_checkpoint_req *req,
+				  struct herr *e);
+
+struct turns;
+
+/* idle_ms > 0: a mutation after that long without one starts a new turn. */
+struct turns *turns_new(turn_checkpoint_fn fn, void *arg, long idle_ms);
+void turns_free(struct turns *t);
+
+/* Start a turn explicitly; the next mutation checkpoints first. */
+void turns_begin(struct turns *t, const char *reason);
+/* Require a full re-validation at the next checkpoint (mount, hard links). */
+void turns_need_full_scan(struct turns *t);
+
+/* Bracket every mutating operation. enter may block for a checkpoint. */
+void turns_enter(struct turns *t, pid_t pid, uid_t uid);
+void turns_mark(struct turns *t, const char *relpath);
+void turns_exit(struct turns *t);
+
+/* Checkpoint now (hermesctl checkpoint, baseline at mount): waits for
+ * running mutations, commits what changed since the last one. */
+int turns_checkpoint_now(struct turns *t, const char *reason, struct herr *e);
+
+/* While suspended (a restore writing through the mount), mutations never
+ * wait for a checkpoint; a pending one is taken after resume. */
+void turns_suspend(struct turns *t);
+void turns_resume(struct turns *t);
+/* Generation of the dirty set: changes once per committed checkpoint. A
+ * path marked in the current epoch need not be marked again. */
+unsigned long long turns_epoch(struct turns *t);
+
+/* Counters and state for the control socket's status answer. */
+void turns_status(struct turns *t, cJSON *out);
+/* The processes that changed the tree since the last checkpoint. */
+cJSON *turns_who_json(struct turns *t);

@@ -1,2 +1,0 @@
-/* Runner: placeholder until the runner issue lands. */
-#include "runner.h"
