@@ -1,39 +1,10 @@
 #!/bin/bash
-# Four processes change one tree through the mount at random for a few
-# seconds (replace-by-rename, verified reads, links, symlinks, directory
-# renames, readdir). No unexplained error, no torn file, the daemon stays
-# up, and the tree seen through the mount equals the disk below afterwards.
+# Four processes change one tree at random through an in-place mount
+# (replace-by-rename, verified reads, links, symlinks, directory renames,
+# readdir): no unexplained error, no torn file, the daemon stays up, and
+# the tree seen through the mount equals the disk below afterwards.
 # shellcheck source=tests/integration/lib.sh
 . "$SRC/tests/integration/lib.sh"
-t_need_root
-t_need_fuse
-t_init
-
-stress=$BUILD/tests/integration/stress_ops
-[ -x "$stress" ] || t_fail "no $stress (build first)"
-secs=${STRESS_SECONDS:-6}
-
-# the helper itself on a plain directory: its checks must hold there
-mkdir -p "$T/native" "$T/src"
-"$stress" "$T/native" 4 1 >"$T/native.out" || {
-	cat "$T/native.out" >&2
-	t_fail "stress_ops fails on a plain directory: the helper is wrong"
-}
-
-t_mount "$T/src"
-if ! "$stress" "$T/src" 4 "$secs" >"$T/mount.out"; then
-	t_check_fail "stress_ops on the mount reported errors"
-fi
-cat "$T/mount.out" >&2
-kill -0 "$T_DAEMON_PID" 2>/dev/null || t_fail "the daemon died under the stress run"
-
-# what the mount shows now is what is on the disk below
-t_stat_tree "$T/src" >"$T/via-mount.stat"
-t_hash_tree "$T/src" >"$T/via-mount.hash"
-cd "$T" || exit 1
-t_umount "$T/src"
-t_stat_tree "$T/src" >"$T/below.stat"
-t_hash_tree "$T/src" >"$T/below.hash"
-t_diff "listing through the mount vs the disk below" "$T/below.stat" "$T/via-mount.stat"
-t_diff "contents through the mount vs the disk below" "$T/below.hash" "$T/via-mount.hash"
-t_pass
+# shellcheck source=tests/integration/stress_lib.sh
+. "$SRC/tests/integration/stress_lib.sh"
+stress_run "$@"
