@@ -38,7 +38,9 @@ FILES=$BUILD/tests/bench/bench_files
 
 t_need_fuse
 t_need_cmd fio git python3
-[ -x "$FIRST" ] && [ -x "$FILES" ] || t_fail "build first: no $FIRST or $FILES"
+if [ ! -x "$FIRST" ] || [ ! -x "$FILES" ]; then
+	t_fail "build first: no $FIRST or $FILES"
+fi
 t_init
 if [ -n "${BENCH_DIR-}" ]; then
 	B=$(mktemp -d "$BENCH_DIR/hermes-ckbench.XXXXXX") || exit 1
@@ -65,6 +67,7 @@ EOF
 status_field() { # MOUNTPOINT KEY: a number from the checkpoints object
 	"$HCTL" status --json "$1" | grep -o "\"$2\":[0-9.]*" | head -n 1 | cut -d: -f2
 }
+# shellcheck disable=SC2317 # called through t_wait_for
 baseline_done() {
 	"$HCTL" status --json "$1" | grep -q '"scanning":false'
 }
@@ -86,7 +89,7 @@ export GIT_CONFIG_NOSYSTEM=1
 gitb() { GIT_DIR=$B/git.git GIT_WORK_TREE=$B/src HOME=$B git -c user.name=b -c user.email=b@b "$@"; }
 gitb init -q || t_fail "git init failed"
 t0=$(now_ms)
-gitb add -A && gitb commit -q -m base || t_fail "git baseline commit failed"
+{ gitb add -A && gitb commit -q -m base; } || t_fail "git baseline commit failed"
 git_first_ms=$(($(now_ms) - t0))
 
 config true
@@ -124,7 +127,7 @@ PY
 		CKMS[$k]+="$(status_field "$B/mnt" last_checkpoint_ms) "
 		# git on the disk under the mount, same changes
 		t0=$(now_ms)
-		gitb add -A && gitb commit -q -m "bench $k $r" || t_fail "git commit failed"
+		{ gitb add -A && gitb commit -q -m "bench $k $r"; } || t_fail "git commit failed"
 		GITMS[$k]+="$(($(now_ms) - t0)) "
 	done
 done
