@@ -243,6 +243,11 @@ int store_open_dir(const char *store_dir, const struct config *cfg, struct store
 		store_close(st);
 		return e->code;
 	}
+	rc = store_sink_install(st);
+	if (rc < 0) {
+		store_close(st);
+		return err_sys(e, rc, "cannot set up the object sink");
+	}
 	if (store_read_small(store_dir, "hermes-disabled", st->disabled, sizeof(st->disabled)) < 0)
 		st->disabled[0] = '\0';
 	*out = st;

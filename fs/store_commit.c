@@ -180,6 +180,9 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	if (rc < 0)
 		return rc;
 	if (old && git_oid_equal(git_tree_id(old), tree_oid)) {
+		rc = store_sink_flush(st, e);
+		if (rc < 0)
+			goto out;
 		if (out_oid)
 			git_oid_tostr(out_oid, STORE_OID_HEX, git_commit_id(head));
 		rc = STORE_UNCHANGED;
@@ -213,13 +216,27 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	rc = store_sig(&sig, when);
 	if (rc == 0) {
 		const git_commit *parents[1] = { head };
-		rc = git_commit_create(&oid, st->repo, STORE_REF, sig, sig, NULL, msg, tree,
+		rc = git_commit_create(&oid, st->repo, NULL, sig, sig, NULL, msg, tree,
 				       head ? 1 : 0, parents);
 	}
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot commit the checkpoint");
 		goto out;
 	}
+	/* the objects reach the disk before the ref names them */
+	rc = store_sink_flush(st, e);
+	if (rc == 0) {
+		git_reference *ref = NULL;
+		rc = head ? git_reference_create_matching(&ref, st->repo, STORE_REF, &oid, 1,
+							  git_commit_id(head), "hermes: checkpoint")
+			  : git_reference_create(&ref, st->repo, STORE_REF, &oid, 0,
+						 "hermes: checkpoint");
+		git_reference_free(ref);
+		if (rc < 0)
+			rc = store_git_err(e, rc, "cannot move the checkpoint chain");
+	}
+	if (rc < 0)
+		goto out;
 	if (out_oid)
 		git_oid_tostr(out_oid, STORE_OID_HEX, &oid);
 	{

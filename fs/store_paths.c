@@ -314,7 +314,7 @@ static int paths_apply(struct paths_ctx *c, const struct upd_vec *u, git_tree_up
 		ups[i].id = u->v[i].oid;
 		ups[i].filemode = u->v[i].mode;
 	}
-	rc = git_tree_create_updated(&oid, c->st->repo, *tree, u->n, ups);
+	rc = STORE_RETRY(git_tree_create_updated(&oid, c->st->repo, *tree, u->n, ups));
 	free(ups);
 	if (rc < 0)
 		return store_git_err(c->e, rc, "cannot build the checkpoint tree");

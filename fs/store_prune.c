@@ -23,6 +23,8 @@ extern char **environ;
 
 /* Written objects (raw bytes) after which a collection is worth it. */
 #define PRUNE_GC_BYTES (32LL << 20)
+/* Checkpoints (one small pack each) between two collections at most. */
+#define PRUNE_GC_PACKS 32
 
 /* Background collections run while checkpoints go on: loose objects
  * younger than this many seconds, or than the start of a checkpoint in
@@ -115,7 +117,8 @@ static int prune_trim(struct store *st, size_t keep, size_t *dropped, struct her
 		}
 		parent_oid = oid;
 	}
-	{
+	rc = store_sink_flush(st, e);
+	if (rc == 0) {
 		git_reference *ref = NULL;
 		rc = git_reference_create_matching(&ref, st->repo, STORE_REF, &parent_oid, 1,
 						   git_commit_id(chain[0]), "hermes: retention");
@@ -179,7 +182,8 @@ static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 		"  while :; do\n"
 		"    rm -f \"$D/gc.again\"; P=$(expiry \"$2\")\n"
 		"    if [ \"$M\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
-		"    else $G repack -d -q && $G prune --expire=\"$P\" && $G prune-packed -q || exit 1\n"
+		"    else $G prune --expire=\"$P\" && $G repack -d -q -F --geometric=2 &&\n"
+		"      $G prune-packed -q || exit 1\n"
 		"    fi\n"
 		"    $G rev-list --disk-usage --objects --all >\"$D/hermes-size.tmp\" &&\n"
 		"      mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
@@ -297,16 +301,23 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 	/* a full repack only once half the history has turned over */
 	if (ps.dropped * 2 >= st->max_snapshots)
 		full = gc = 1;
+	/* every checkpoint adds a small pack: roll them up now and then */
+	if (ps.count % PRUNE_GC_PACKS == 0)
+		gc = 1;
 	if (ps.written > PRUNE_GC_BYTES || ps.written > st->max_total_bytes / 8 ||
 	    (size < 0 && ps.written > (4LL << 20)))
 		gc = 1;
-	/* what the last full collection had to spare is old enough now */
-	if (ps.full_at && time(NULL) > ps.full_at + prune_grace() + 1)
-		gc = 1;
+	/* what the last full collection had to spare is old enough now (a
+	 * light one would only roll it into a pack) */
+	int followup = ps.full_at && time(NULL) > ps.full_at + prune_grace() + 1;
+	if (followup)
+		full = gc = 1;
 	if (rc == 0 && gc) {
 		rc = prune_gc(st, 0, full, e);
 		ps.written = 0;
-		ps.full_at = full ? (long long)time(NULL) : 0;
+		/* a full one is followed by another once its grace is over */
+		if (full)
+			ps.full_at = followup ? 0 : (long long)time(NULL);
 		if (full)
 			ps.dropped = 0;
 	}

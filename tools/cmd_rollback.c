@@ -119,6 +119,8 @@ static int rollback_list(struct store *st, const char *tree, int json)
 		cJSON_Delete(arr);
 	} else if (n == 0) {
 		printf("no checkpoints for %s\n", tree);
+		if (store_disabled_reason(st))
+			printf("(%s)\n", store_disabled_reason(st));
 	} else {
 		printf("checkpoints of %s, newest first:\n\n", tree);
 		for (size_t i = 0; i < n; i++) {

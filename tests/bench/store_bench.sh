@@ -69,7 +69,7 @@ printf 'first baseline: hermes %.2f s, git add -A+commit %.2f s, ratio %s\n' "$h
 
 # one checkpoint after changing 1 / 10 files, given the paths (in process)
 for k in 1 10; do
-	read -r med p90 max < <("$DRIVER" "$TREE" "$WORK/files.txt" 50 "$k" 7 edit)
+	read -r med p90 max cpu < <("$DRIVER" "$TREE" "$WORK/files.txt" 50 "$k" 7 edit)
 	wait_gc
 	# git: same kind of change, 10 rounds
 	gt=0
@@ -85,8 +85,9 @@ for k in 1 10; do
 		gt=$(calc "$gt + $t1 - $t0")
 	done
 	g_ms=$(calc "$gt * 100")
-	printf '%2d changed file(s): store_checkpoint_paths median %s ms (p90 %s, max %s); git add -A+commit %.1f ms; ratio %s\n' \
-		"$k" "$med" "$p90" "$max" "$g_ms" "$(ratio "$med" "$g_ms")"
+	printf '%2d changed file(s): store_checkpoint_paths median %s ms (p90 %s, max %s; CPU median %s ms); git add -A+commit %.1f ms; ratio %s\n' \
+		"$k" "$med" "$p90" "$max" "$cpu" "$g_ms" "$(ratio "$med" "$g_ms")"
+	printf '   load average now: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
 # the same through the CLI: process start, config, store open included

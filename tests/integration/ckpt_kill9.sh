@@ -7,6 +7,7 @@
 # leaves each file whole, old or new); hermesctl mount recovers the tree and
 # the next checkpoint works (no stale lock blocks the store).
 # CKPT_KILL9_ITERATIONS (default 8, within CKPT_KILL9_BUDGET_S=30 s) and CKPT_KILL9_FILES (3000) scale it.
+# shellcheck disable=SC2317 # the scenario_* functions are called by name
 . "$SRC/tests/integration/ckpt_lib.sh"
 ckpt_init
 ckpt_config

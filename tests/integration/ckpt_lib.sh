@@ -68,7 +68,8 @@ ckpt_baseline_done() {
 }
 
 # Mount $TREE in place with a foreground daemon we own, then wait for the
-# baseline (or re-validation) to finish.
+# baseline (or re-validation) to finish. Arguments go to t_mount (-- OPTS).
+# shellcheck disable=SC2120 # the options are optional
 ckpt_mount() {
 	t_mount "$TREE" "$@"
 	t_wait_for 60 ckpt_baseline_done || t_fail "the baseline did not finish within 60 s"

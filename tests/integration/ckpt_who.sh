@@ -15,9 +15,11 @@ ckpt_turn "the work"
 py_pid=$(python3 -c 'import os, sys
 open(os.path.join(sys.argv[1], "py.txt"), "w").write("from python\n")
 print(os.getpid())' "$TREE") || t_fail "python3 could not write"
+# shellcheck disable=SC2016 # expanded by the inner sh
 sh -c 'echo from sh >"$1/sh.txt"; echo $$ >"$2"' sh "$TREE" "$T/sh.pid" || t_fail "sh could not write"
 sh_pid=$(cat "$T/sh.pid")
 cp "$TREE/src.txt" "$TREE/copy.txt" || t_fail "cp failed"
+# shellcheck disable=SC2016 # expanded by the inner sh
 t_as_nobody sh -c 'echo by nobody >"$1/shared/n.txt"' sh "$TREE" || t_fail "nobody could not write"
 
 who=$(ckpt_status 'sorted("%s:%d" % (w["comm"], w["uid"]) for w in c["who"])')

@@ -4,7 +4,7 @@
 set -euo pipefail
 HCTL=$BUILD/tools/hermesctl
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 export HERMES_HOME=$WORK/home
 TREE=$WORK/tree
 mkdir -p "$HERMES_HOME" "$TREE"

@@ -64,5 +64,5 @@ for i in $(seq 1 10); do
 done
 size=$(du -s -B1 "$D" | cut -f1)
 [ "$size" -le $((7 * 1024 * 1024)) ] || fail "store at $size bytes (peak $peak) after churn"
-pgrep -f hermes-gc >/dev/null && fail "a collection is left running"
+pgrep -f "hermes-gc $D" >/dev/null && fail "a collection is left running"
 ok "churn of 18 MB: peak $peak, then $size bytes without an explicit prune"
