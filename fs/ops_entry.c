@@ -203,11 +203,14 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	int r;
 
 	hfs_count(fs, op);
+	/* the turn's checkpoint may run inside track_name: as the daemon, never
+	 * with the caller's credentials */
+	track_name(req, dir, name, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		track_done(req, &tk);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	track_name(req, dir, name, &tk);
 	if (kind == HFS_MK_DIR)
 		r = mkdirat(dir->fd, name, mode);
 	else if (kind == HFS_MK_SYMLINK)
@@ -215,8 +218,8 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	else
 		r = mknodat(dir->fd, name, mode, rdev);
 	r = r < 0 ? -errno : 0;
-	track_done(req, &tk);
 	sys_creds_leave(&c);
+	track_done(req, &tk);
 	if (r == 0)
 		r = inode_lookup(fs, dir, name, &e);
 	hfs_reply_entry_or_err(req, &e, r);
@@ -258,15 +261,16 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 		return;
 	}
 	sys_proc_path(f.fd, proc);
+	track_name(req, dir, newname, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		track_done(req, &tk);
 		inode_fd_put(&f);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	track_name(req, dir, newname, &tk);
 	r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
-	track_done(req, &tk);
 	sys_creds_leave(&c);
+	track_done(req, &tk);
 	inode_fd_put(&f);
 	if (r == 0)
 		r = inode_lookup(fs, dir, newname, &e);

@@ -64,17 +64,19 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	int fd, r;
 
 	hfs_count(fs, HFS_OP_CREATE);
+	/* the turn's checkpoint may run inside track_name: as the daemon */
+	track_name(req, dir, name, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		track_done(req, &tk);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	track_name(req, dir, name, &tk);
 	fd = openat(dir->fd, name,
 		    (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC,
 		    mode);
 	r = fd < 0 ? -errno : 0;
-	track_done(req, &tk);
 	sys_creds_leave(&c);
+	track_done(req, &tk);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
