@@ -83,10 +83,12 @@ int store_pack_begin(struct store *st, int level, struct store_pack **out)
 		free(p);
 		return r;
 	}
-	int r = pack_write(p, hdr, sizeof(hdr), NULL);
-	if (r < 0) {
-		store_pack_abort(p);
-		return r; /* ENOSPC must reach the user as such */
+	{
+		int r = pack_write(p, hdr, sizeof(hdr), NULL);
+		if (r < 0) {
+			store_pack_abort(p);
+			return r;
+		}
 	}
 	*out = p;
 	return 0;
@@ -247,7 +249,7 @@ static int pack_add(struct store_pack *p, git_object_t type, const void *buf, in
 			return 0;
 	}
 	if (ftruncate(p->fd, (off_t)start) < 0 || lseek(p->fd, (off_t)start, SEEK_SET) < 0)
-		return r < 0 ? r : -EIO;
+		return -EIO;
 	p->off = start;
 	return r;
 }
@@ -343,7 +345,6 @@ static int pack_write_idx(struct store_pack *p, const char *path, const unsigned
 		}
 	}
 	fwrite(sha, 1, 20, f);
-	errno = 0;
 	if (fflush(f) != 0 || ferror(f))
 		return errno ? -errno : -EIO;
 	/* the trailer: SHA-1 of everything above */
@@ -359,8 +360,9 @@ static int pack_write_idx(struct store_pack *p, const char *path, const unsigned
 	EVP_DigestFinal_ex(md, out, &mdlen);
 	EVP_MD_CTX_free(md);
 	fwrite(out, 1, 20, f);
-	errno = 0;
-	return fflush(f) != 0 || ferror(f) ? (errno ? -errno : -EIO) : 0;
+	if (fflush(f) != 0 || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 int store_pack_finish(struct store_pack *p, struct herr *e)
@@ -377,7 +379,6 @@ int store_pack_finish(struct store_pack *p, struct herr *e)
 		return 0;
 	}
 	qsort(p->v, p->n, sizeof(*p->v), pack_ent_cmp);
-	errno = 0;
 	r = pwrite(p->fd, &be, 4, 8) == 4 ? 0 : (errno ? -errno : -EIO);
 	if (r == 0)
 		r = pack_sha1_file(p->fd, p->off, sha, p->rbuf);
