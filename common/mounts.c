@@ -92,6 +92,11 @@ static void unescape_mountinfo(char *s)
 
 int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size)
 {
+	return mounts_kernel_dev(mountpoint, fstype, size, NULL);
+}
+
+int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor)
+{
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
 	size_t cap = 0;
@@ -101,8 +106,9 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
 		char mp[PATH_MAX], type[128];
+		unsigned maj, min;
 		char *sep = strstr(line, " - ");
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+		if (!sep || sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mp) != 3)
 			continue;
 		if (sscanf(sep + 3, "%127s", type) != 1)
 			continue;
@@ -112,9 +118,36 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size)
 		found = 1; /* the last match wins: mounts stack */
 		if (fstype)
 			snprintf(fstype, size, "%s", type);
+		if (minor)
+			*minor = min;
 	}
 	free(line);
 	return found;
+}
+
+/* A zombie still answers kill(pid, 0) until its new parent reaps it, which
+ * some container inits do late or never: read the state instead. */
+int mounts_pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
 }
 
 static int read_record(const char *path, struct mount_info *m)
@@ -149,7 +182,7 @@ static int read_record(const char *path, struct mount_info *m)
 	m->pid = cJSON_IsNumber(pid) ? (pid_t)pid->valuedouble : 0;
 	m->started = cJSON_IsNumber(st) ? (long long)st->valuedouble : 0;
 	cJSON_Delete(o);
-	m->alive = m->pid > 0 && (kill(m->pid, 0) == 0 || errno == EPERM);
+	m->alive = mounts_pid_alive(m->pid);
 	m->mounted = mounts_kernel_has(m->mountpoint, NULL, 0) > 0;
 	return m->id[0] && m->mountpoint[0] ? 0 : -EBADMSG;
 }

@@ -29,6 +29,11 @@ int mounts_list(struct mount_info **out, size_t *n);
 /* The registered mount whose mountpoint or source contains path (absolute,
  * resolved); -ENOENT when none. */
 int mounts_find(const char *path, struct mount_info *out);
+/* Is pid a running process (not a zombie waiting to be reaped)? */
+int mounts_pid_alive(pid_t pid);
 /* Does /proc/self/mountinfo show a FUSE mount at this exact path? If fstype
  * is non-NULL it receives the filesystem type ("fuse.hermesfs"). */
 int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size);
+/* The same, also giving the device minor: the FUSE connection's number in
+ * /sys/fs/fuse/connections. */
+int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor);

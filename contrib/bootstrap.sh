@@ -13,7 +13,7 @@ mode=${1:-demo}
 build_pkgs=(gcc pkg-config meson ninja-build git fuse3 libfuse3-dev libgit2-dev
 	libyaml-dev libcjson-dev libuv1-dev libssl-dev)
 test_pkgs=(python3 vim nano tmux attr fio bubblewrap util-linux make tar
-	procps psmisc cron hyperfine)
+	procps psmisc cron curl hyperfine)
 
 say() { printf '\n==> %s\n' "$*"; }
 
@@ -85,15 +85,32 @@ test)
 		done
 		rc=1
 	fi
+	# the threaded parts once more under ThreadSanitizer: the turn gate,
+	# many writers while turns flip, random concurrent changes
+	say "ThreadSanitizer: turns and concurrent writers"
+	build build-tsan --werror -Db_sanitize=thread -Db_lundef=false
+	TSAN_OPTIONS="log_path=$sandir/tsan:halt_on_error=0" \
+		meson test -C build-tsan --print-errorlogs turn ckpt_concurrent.sh stress_concurrent.sh ||
+		rc=1
+	if [ -n "$(find "$sandir" -name 'tsan*' -type f)" ]; then
+		say "ThreadSanitizer reports (each one fails the run):"
+		for f in "$sandir"/tsan*; do
+			echo "--- $f"
+			head -n 60 "$f"
+		done
+		rc=1
+	fi
+	tsan_log="$top/build-tsan/meson-logs/testlog.json"
 	rm -rf "$sandir"
-	python3 - "$top/build-asan/meson-logs/testlog.json" <<'PY'
+	python3 - "$top/build-asan/meson-logs/testlog.json" "$tsan_log" <<'PY'
 import json, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0, "TIMEOUT": 0, "EXPECTEDFAIL": 0, "UNEXPECTEDPASS": 0, "ERROR": 0}
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if line:
-        r = json.loads(line).get("result", "ERROR")
-        counts[r] = counts.get(r, 0) + 1
+for path in sys.argv[1:]:
+    for line in open(path):
+        line = line.strip()
+        if line:
+            r = json.loads(line).get("result", "ERROR")
+            counts[r] = counts.get(r, 0) + 1
 failed = counts["FAIL"] + counts["TIMEOUT"] + counts["ERROR"] + counts["UNEXPECTEDPASS"]
 print(f"tests: {counts['OK'] + counts['EXPECTEDFAIL']} passed, {failed} failed, {counts['SKIP']} skipped")
 PY

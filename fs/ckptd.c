@@ -308,6 +308,18 @@ int ckptd_ctl_turn(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e
 	return 0;
 }
 
+/* With store_lock held: last_oid = the newest checkpoint (retention may
+ * have rewritten the chain since we committed). */
+static void ckptd_head(struct hfs_ckpt *c, struct herr *e)
+{
+	struct ckpt_info *v = NULL;
+	size_t n = 0;
+
+	if (store_list(c->store, &v, &n, e) == 0 && n > 0)
+		memcpy(c->last_oid, v[0].oid, sizeof(c->last_oid));
+	free(v);
+}
+
 int ckptd_ctl_checkpoint(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e)
 {
 	struct hfs_ckpt *c = fs->ckpt;
@@ -319,6 +331,7 @@ int ckptd_ctl_checkpoint(struct hfs *fs, const cJSON *req, cJSON *resp, struct h
 	r = turns_checkpoint_now(c->turns, req_str(req, "reason", "checkpoint"), e);
 	pthread_mutex_lock(&c->store_lock);
 	if (r >= 0) {
+		ckptd_head(c, e);
 		cJSON_AddBoolToObject(resp, "created", r == 0);
 		cJSON_AddStringToObject(resp, "oid", c->last_oid);
 	}
@@ -459,13 +472,14 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	pthread_mutex_unlock(&c->store_lock);
 	if (r < 0)
 		goto out;
-	snprintf(reason, sizeof(reason), "before rollback to %s", spec);
+	snprintf(reason, sizeof(reason), "before rollback to %s (%.8s)", spec, oid);
 	r = turns_checkpoint_now(c->turns, reason, e);
 	if (r < 0) {
 		err_prefix(e, "no safety checkpoint, so nothing was restored");
 		goto out;
 	}
 	pthread_mutex_lock(&c->store_lock);
+	ckptd_head(c, e);
 	memcpy(safety, c->last_oid, sizeof(safety));
 	pthread_mutex_unlock(&c->store_lock);
 

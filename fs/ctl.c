@@ -53,6 +53,7 @@ static int ctl_status(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	pthread_mutex_lock(&fs->table_lock);
 	cJSON_AddNumberToObject(resp, "inodes", (double)fs->table_count);
 	pthread_mutex_unlock(&fs->table_lock);
+	cJSON_AddNumberToObject(resp, "inode_fds", (double)atomic_load(&fs->kept_fds));
 	for (int i = 0; i < HFS_OP__COUNT; i++)
 		cJSON_AddNumberToObject(ops, hfs_op_name(i),
 					(double)atomic_load(&fs->ops[i]));
@@ -104,6 +105,8 @@ fail:
 	if (resp) {
 		cJSON_AddBoolToObject(resp, "ok", 0);
 		cJSON_AddStringToObject(resp, "error", e.msg);
+		/* so a client can tell "no such checkpoint" from a failure */
+		cJSON_AddNumberToObject(resp, "errno", e.code < 0 ? -e.code : EIO);
 	}
 	return resp;
 }

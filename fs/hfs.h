@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "log.h"
 #include "paths.h"
 
 /* Kernel caches: entries, attributes and negative lookups live a day; every
@@ -22,7 +23,11 @@
 /* One inode the kernel knows (or a parent of one). fuse_ino_t is the
  * pointer; the root is hfs.root and never freed. */
 struct hfs_inode {
-	int fd;     /* O_PATH|O_NOFOLLOW, immutable after creation */
+	/* O_PATH|O_NOFOLLOW, or -1 once the fd budget is spent and only the
+	 * handle is kept (never for directories). Immutable after creation:
+	 * closed only when the record is freed, so ops borrow it unlocked. */
+	int fd;
+	struct file_handle *handle; /* immutable; set when fd is -1 */
 	dev_t dev;  /* key, immutable */
 	ino_t ino;  /* key, immutable */
 	mode_t type; /* S_IFMT bits, immutable */
@@ -34,7 +39,8 @@ struct hfs_inode {
 
 	/* All below: protected by hfs.table_lock. */
 	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
-	struct hfs_inode *next;   /* hash chain */
+	struct hfs_inode *next;   /* hash chain, or the stale list once unhashed */
+	int hashed;               /* in the hash (not replaced by a newer record) */
 	struct hfs_inode *parent; /* directory of the latest lookup/creation/rename */
 	char *name;               /* name in parent at that time (NULL for the root) */
 };
@@ -67,11 +73,16 @@ struct hfs {
 	int ready_fd;       /* pipe to the waiting parent, -1 once told */
 
 	struct hfs_inode root;
+	int mount_fd;      /* O_RDONLY on the source: open_by_handle_at's anchor */
+	int use_handles;   /* root on a filesystem with file handles */
+	long fd_budget;    /* kept O_PATH fds beyond which inodes keep handles */
+	atomic_long kept_fds;
 
 	pthread_mutex_t table_lock;
 	struct hfs_inode **table; /* hash buckets; table_lock */
 	size_t table_size;        /* table_lock */
 	size_t table_count;       /* table_lock */
+	struct hfs_inode *stale;  /* unhashed records still referenced, via next; table_lock */
 
 	atomic_uint_fast64_t ops[HFS_OP__COUNT];
 	struct hfs_ctl *ctl;
@@ -83,12 +94,14 @@ static inline struct hfs *hfs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+const char *hfs_op_name(enum hfs_op op);
+
+/* Count an op for status; with -d also name it in the log. */
 static inline void hfs_count(struct hfs *fs, enum hfs_op op)
 {
 	atomic_fetch_add_explicit(&fs->ops[op], 1, memory_order_relaxed);
+	log_debug("op %s", hfs_op_name(op));
 }
-
-const char *hfs_op_name(enum hfs_op op);
 
 /* inode.c */
 int inode_table_init(struct hfs *fs, int root_fd);
@@ -99,6 +112,17 @@ struct hfs_inode *inode_get(struct hfs *fs, fuse_ino_t ino);
 int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		 struct fuse_entry_param *e);
 void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n);
+
+/* An O_PATH fd for an inode: its own (borrowed) or one opened from its
+ * handle (owned, closed by inode_fd_put). */
+struct inode_fd {
+	int fd;
+	int owned;
+};
+int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out);
+void inode_fd_put(struct inode_fd *f);
+/* A new fd on the inode opened with flags (for file and dir handles). */
+int inode_open(struct hfs *fs, struct hfs_inode *in, int flags);
 /* Record that name in newparent now denotes the inode that has (dev, ino). */
 void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newname);
 /* Path of in relative to the root ("" for the root) as last seen. */

@@ -1,6 +1,7 @@
-/* The inode table: one O_PATH fd per (dev, ino) the kernel holds, with its
- * lookup count, and the parent and name it was last seen under so later
- * code can name every inode it mutates. One mutex guards the whole table. */
+/* The inode table: one record per (dev, ino) the kernel holds, with an
+ * O_PATH fd (or, past the fd budget, a file handle), its lookup count, and
+ * the parent and name it was last seen under so later code can name every
+ * inode it mutates. One mutex guards the whole table. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ int inode_table_init(struct hfs *fs, int root_fd)
 	if (!fs->table)
 		return -ENOMEM;
 	fs->root.fd = root_fd;
+	fs->root.handle = NULL;
 	fs->root.dev = st.st_dev;
 	fs->root.ino = st.st_ino;
 	fs->root.type = st.st_mode & S_IFMT;
@@ -38,6 +40,7 @@ int inode_table_init(struct hfs *fs, int root_fd)
 	fs->root.parent = NULL;
 	fs->root.name = NULL;
 	fs->root.next = NULL;
+	fs->root.hashed = 1;
 	fs->table[inode_hash(st.st_dev, st.st_ino, fs->table_size)] = &fs->root;
 	fs->table_count = 1;
 	return 0;
@@ -51,10 +54,21 @@ void inode_table_free(struct hfs *fs)
 			next = in->next;
 			if (in == &fs->root)
 				continue;
-			close(in->fd);
+			if (in->fd >= 0)
+				close(in->fd);
+			free(in->handle);
 			free(in->name);
 			free(in);
 		}
+	}
+	while (fs->stale) {
+		struct hfs_inode *in = fs->stale;
+		fs->stale = in->next;
+		if (in->fd >= 0)
+			close(in->fd);
+		free(in->handle);
+		free(in->name);
+		free(in);
 	}
 	free(fs->table);
 	fs->table = NULL;
@@ -99,24 +113,51 @@ static void inode_grow_locked(struct hfs *fs)
 	fs->table_size = nsize;
 }
 
+/* table_lock held */
+static void inode_unhash_locked(struct hfs *fs, struct hfs_inode *in)
+{
+	struct hfs_inode **pp = &fs->table[inode_hash(in->dev, in->ino, fs->table_size)];
+
+	while (*pp && *pp != in)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = in->next;
+	in->hashed = 0;
+	fs->table_count--;
+	in->next = fs->stale;
+	fs->stale = in;
+}
+
+/* table_lock held: take a stale record off the stale list */
+static void inode_unstale_locked(struct hfs *fs, struct hfs_inode *in)
+{
+	struct hfs_inode **pp = &fs->stale;
+
+	while (*pp && *pp != in)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = in->next;
+}
+
 /* table_lock held: drop n references, freeing inodes (and, in turn, the
  * references they hold on their parents) that reach zero. */
 static void inode_unref_locked(struct hfs *fs, struct hfs_inode *in, uint64_t n)
 {
 	while (in && in != &fs->root) {
-		struct hfs_inode **pp, *parent;
+		struct hfs_inode *parent;
 
 		in->refs = in->refs > n ? in->refs - n : 0;
 		if (in->refs)
 			return;
-		pp = &fs->table[inode_hash(in->dev, in->ino, fs->table_size)];
-		while (*pp && *pp != in)
-			pp = &(*pp)->next;
-		if (*pp)
-			*pp = in->next;
-		fs->table_count--;
+		if (in->hashed)
+			inode_unhash_locked(fs, in);
+		inode_unstale_locked(fs, in);
 		parent = in->parent;
-		close(in->fd);
+		if (in->fd >= 0) {
+			close(in->fd);
+			atomic_fetch_sub(&fs->kept_fds, 1);
+		}
+		free(in->handle);
 		free(in->name);
 		free(in);
 		in = parent;
@@ -145,10 +186,41 @@ static void inode_set_name_locked(struct hfs *fs, struct hfs_inode *in,
 	}
 }
 
+/* Does a new non-directory keep a file handle instead of its fd? Past
+ * the fd budget it does. */
+static int inode_wants_handle(struct hfs *fs, const struct stat *st)
+{
+	return fs->use_handles && !S_ISDIR(st->st_mode) && st->st_dev == fs->root.dev &&
+	       atomic_load(&fs->kept_fds) >= fs->fd_budget;
+}
+
+/* The handle of an O_PATH fd (caller frees), or NULL. */
+static struct file_handle *inode_handle_of(int fd)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	int mnt;
+
+	if (!h)
+		return NULL;
+	h->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", h, &mnt, AT_EMPTY_PATH) < 0) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+static int inode_handle_eq(const struct file_handle *a, const struct file_handle *b)
+{
+	return a->handle_type == b->handle_type && a->handle_bytes == b->handle_bytes &&
+	       memcmp(a->f_handle, b->f_handle, a->handle_bytes) == 0;
+}
+
 int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		 struct fuse_entry_param *e)
 {
 	struct hfs_inode *in, *fresh = NULL;
+	struct file_handle *handle = NULL;
 	int fd, r;
 
 	memset(e, 0, sizeof(*e));
@@ -165,14 +237,38 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 
 	pthread_mutex_lock(&fs->table_lock);
 	in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
+	if (!in || in->fd < 0) {
+		/* A handle does not pin the inode: once its file is gone the disk
+		 * may give the number to a new file, so a handle-only record must
+		 * match the new file's handle (generation included) to be reused.
+		 * The handle syscall runs unlocked; recheck after it. */
+		int want = inode_wants_handle(fs, &e->attr);
+		int check = in != NULL;
+		pthread_mutex_unlock(&fs->table_lock);
+		if (want || check)
+			handle = inode_handle_of(fd);
+		pthread_mutex_lock(&fs->table_lock);
+		in = inode_find_locked(fs, e->attr.st_dev, e->attr.st_ino);
+		if (in && in->fd < 0 && handle && !inode_handle_eq(in->handle, handle)) {
+			/* stale: it lives on for the kernel's references only */
+			inode_unhash_locked(fs, in);
+			in = NULL;
+		}
+		if (!in && !want) {
+			free(handle);
+			handle = NULL;
+		}
+	}
 	if (!in) {
 		fresh = calloc(1, sizeof(*fresh));
 		if (!fresh) {
 			pthread_mutex_unlock(&fs->table_lock);
+			free(handle);
 			close(fd);
 			return -ENOMEM;
 		}
-		fresh->fd = fd;
+		fresh->fd = handle ? -1 : fd;
+		fresh->handle = handle;
 		fresh->dev = e->attr.st_dev;
 		fresh->ino = e->attr.st_ino;
 		fresh->type = e->attr.st_mode & S_IFMT;
@@ -181,17 +277,54 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		size_t h = inode_hash(fresh->dev, fresh->ino, fs->table_size);
 		fresh->next = fs->table[h];
 		fs->table[h] = fresh;
+		fresh->hashed = 1;
 		fs->table_count++;
+		if (!handle)
+			atomic_fetch_add(&fs->kept_fds, 1);
 		in = fresh;
 	}
 	in->refs++;
 	inode_set_name_locked(fs, in, parent, name);
 	pthread_mutex_unlock(&fs->table_lock);
 
-	if (!fresh)
+	if (!fresh || handle) {
 		close(fd);
+		if (!fresh)
+			free(handle);
+	}
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
+}
+
+int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
+{
+	out->owned = 0;
+	out->fd = in->fd;
+	if (in->fd >= 0)
+		return 0;
+	out->fd = open_by_handle_at(fs->mount_fd, in->handle, O_PATH | O_CLOEXEC);
+	if (out->fd < 0)
+		return -errno;
+	out->owned = 1;
+	return 0;
+}
+
+void inode_fd_put(struct inode_fd *f)
+{
+	if (f->owned && f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->owned = 0;
+}
+
+int inode_open(struct hfs *fs, struct hfs_inode *in, int flags)
+{
+	int fd;
+
+	if (in->fd >= 0)
+		return sys_reopen(in->fd, flags);
+	fd = open_by_handle_at(fs->mount_fd, in->handle, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n)

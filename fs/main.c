@@ -33,6 +33,7 @@ struct main_opts {
 	int nosplice;
 	int clone_fd;
 	int max_threads;
+	int fd_budget; /* -1: half the fd limit */
 	int has_fsname;
 	int has_subtype;
 };
@@ -52,6 +53,7 @@ static const struct fuse_opt main_opt_spec[] = {
 	MAIN_OPT("nosplice", nosplice),
 	MAIN_OPT("clone_fd", clone_fd),
 	{ "max_threads=%d", offsetof(struct main_opts, max_threads), 0 },
+	{ "fd_budget=%d", offsetof(struct main_opts, fd_budget), 0 },
 	/* fstab and mount(8) words that are not FUSE options */
 	FUSE_OPT_KEY("auto", KEY_DISCARD),
 	FUSE_OPT_KEY("noauto", KEY_DISCARD),
@@ -81,6 +83,8 @@ static void main_usage(FILE *out)
 		"  -o nosplice        copy instead of splicing data\n"
 		"  -o max_threads=N   worker threads (default 16)\n"
 		"  -o clone_fd        one /dev/fuse fd per worker thread\n"
+		"  -o fd_budget=N     inodes that keep an fd before file handles are used\n"
+		"                     (default: half the open-file limit; root only)\n"
 		"  -o debug           libfuse's own request trace (very verbose)\n"
 		"  -o OPT             any other FUSE mount option (allow_other, ro, ...)\n"
 		"  -h, --help         this text\n"
@@ -185,15 +189,63 @@ static int main_check_mountpoint(struct hfs *fs, const char *arg, struct herr *e
 	return 0;
 }
 
+/* One O_PATH fd per inode the kernel holds: as root go up to the kernel's
+ * nr_open (the hard limit included), else up to the hard limit. */
 static void main_raise_nofile(void)
 {
 	struct rlimit rl;
+	unsigned long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
 
-	/* one O_PATH fd per inode the kernel holds */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (nr_open > rl.rlim_max) {
+		struct rlimit big = { .rlim_cur = nr_open, .rlim_max = nr_open };
+		if (setrlimit(RLIMIT_NOFILE, &big) == 0)
+			return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/* Past half the fd limit, new files keep a file handle instead of an fd
+ * (reopened by open_by_handle_at, which needs CAP_DAC_READ_SEARCH): trees
+ * with more files than fds then still work. */
+static void main_setup_handles(struct hfs *fs)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	struct rlimit rl;
+	int mnt, fd;
+
+	fs->mount_fd = -1;
+	fs->fd_budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)(rl.rlim_cur / 2) : 512;
+	if (!h || geteuid() != 0)
+		goto out;
+	h->handle_bytes = MAX_HANDLE_SZ;
+	fd = open(fs->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	if (name_to_handle_at(fs->root.fd, "", h, &mnt, AT_EMPTY_PATH) < 0) {
+		close(fd);
+		goto out;
+	}
+	int probe = open_by_handle_at(fd, h, O_PATH | O_CLOEXEC);
+	if (probe < 0) {
+		close(fd);
+		goto out;
+	}
+	close(probe);
+	fs->mount_fd = fd;
+	fs->use_handles = 1;
+out:
+	free(h);
 }
 
 static int main_log_path(struct hfs *fs)
@@ -298,7 +350,7 @@ int main(int argc, char **argv)
 {
 	_cleanup_(main_free_args) struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	_cleanup_(main_free_args) struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	struct main_opts o = { 0 };
+	struct main_opts o = { .fd_budget = -1 };
 	static struct hfs fs;
 	struct herr e = HERR_INIT;
 	int root_fd, r;
@@ -344,6 +396,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	main_raise_nofile();
+	main_setup_handles(&fs);
+	if (o.fd_budget >= 0)
+		fs.fd_budget = o.fd_budget;
 
 	if (!o.foreground) {
 		int pfd[2];
@@ -370,6 +425,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_info("hermesfs %s starting: %s on %s", HERMES_VERSION, fs.source, fs.mountpoint);
+	log_info("inode fds: %s", fs.use_handles ? "file handles past the budget" : "one per inode");
+	log_debug("fd budget %ld", fs.fd_budget);
 
 	/* our defaults first, so the caller's -o options override them */
 	fuse_opt_add_arg(&fargs, argv[0]);

@@ -38,7 +38,7 @@ void hfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = sys_reopen(inode_get(fs, ino)->fd, O_RDONLY | O_DIRECTORY);
+	fd = inode_open(fs, inode_get(fs, ino), O_RDONLY | O_DIRECTORY);
 	if (fd < 0) {
 		free(d);
 		fuse_reply_err(req, -fd);

@@ -65,10 +65,15 @@ void hfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	hfs_count(fs, HFS_OP_GETATTR);
 	/* with a handle: the file may be unlinked, fstat it like the caller would */
-	if (fi)
+	if (fi) {
 		r = fstat((int)fi->fh, &st) < 0 ? -errno : 0;
-	else
-		r = sys_stat(inode_get(fs, ino)->fd, &st);
+	} else {
+		struct inode_fd f;
+		r = inode_fd_get(fs, inode_get(fs, ino), &f);
+		if (r == 0)
+			r = sys_stat(f.fd, &st);
+		inode_fd_put(&f);
+	}
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -97,11 +102,11 @@ static int hfs_setattr_times(int fd, int fh, struct stat *attr, int valid)
 }
 
 /* The changes setattr asks for, in the kernel's order; 0 or -errno. */
-static int hfs_setattr_apply(struct hfs_inode *in, int fh, struct stat *attr, int valid)
+static int hfs_setattr_apply(int fd, int fh, struct stat *attr, int valid)
 {
 	char proc[64];
 
-	sys_proc_path(in->fd, proc);
+	sys_proc_path(fd, proc);
 	if (valid & FUSE_SET_ATTR_MODE) {
 		int r = fh >= 0 ? fchmod(fh, attr->st_mode) : chmod(proc, attr->st_mode);
 		if (r < 0)
@@ -110,7 +115,7 @@ static int hfs_setattr_apply(struct hfs_inode *in, int fh, struct stat *attr, in
 	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
 		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
-		if (fchownat(in->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
@@ -120,7 +125,12 @@ static int hfs_setattr_apply(struct hfs_inode *in, int fh, struct stat *attr, in
 	}
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
 		     FUSE_SET_ATTR_MTIME_NOW))
-		return hfs_setattr_times(in->fd, fh, attr, valid);
+		return hfs_setattr_times(fd, fh, attr, valid);
+	/* chown(f, -1, -1) changes nothing but ctime, on the disk as here */
+	if (!(valid & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+		       FUSE_SET_ATTR_SIZE)) &&
+	    fchownat(fd, "", (uid_t)-1, (gid_t)-1, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -128,19 +138,23 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 		 struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
-	struct hfs_inode *in = inode_get(fs, ino);
 	int fh = fi ? (int)fi->fh : -1;
+	struct inode_fd f;
 	struct stat st;
+	struct track tk;
 	int r;
 
-	struct track tk;
-
 	hfs_count(fs, HFS_OP_SETATTR);
-	track_inode(req, in, &tk);
-	r = hfs_setattr_apply(in, fh, attr, valid);
-	track_done(req, &tk);
+	log_debug("setattr %s valid 0x%x", fi ? "fh" : "path", valid);
+	r = inode_fd_get(fs, inode_get(fs, ino), &f);
+	if (r == 0) {
+		track_inode(req, inode_get(fs, ino), &tk);
+		r = hfs_setattr_apply(f.fd, fh, attr, valid);
+		track_done(req, &tk);
+	}
 	if (r == 0)
-		r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(in->fd, &st);
+		r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(f.fd, &st);
+	inode_fd_put(&f);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
@@ -151,12 +165,20 @@ void hfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct hfs *fs = hfs_of(req);
 	char buf[PATH_MAX + 1];
+	struct inode_fd f;
 	ssize_t n;
+	int r;
 
 	hfs_count(fs, HFS_OP_READLINK);
-	n = readlinkat(inode_get(fs, ino)->fd, "", buf, sizeof(buf));
-	if (n < 0) {
-		fuse_reply_err(req, errno);
+	if ((r = inode_fd_get(fs, inode_get(fs, ino), &f)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	n = readlinkat(f.fd, "", buf, sizeof(buf));
+	r = n < 0 ? -errno : 0;
+	inode_fd_put(&f);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
 		return;
 	}
 	if ((size_t)n >= sizeof(buf)) {
@@ -181,11 +203,14 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	int r;
 
 	hfs_count(fs, op);
+	/* the turn's checkpoint may run inside track_name: as the daemon, never
+	 * with the caller's credentials */
+	track_name(req, dir, name, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		track_done(req, &tk);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	track_name(req, dir, name, &tk);
 	if (kind == HFS_MK_DIR)
 		r = mkdirat(dir->fd, name, mode);
 	else if (kind == HFS_MK_SYMLINK)
@@ -193,8 +218,8 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	else
 		r = mknodat(dir->fd, name, mode, rdev);
 	r = r < 0 ? -errno : 0;
-	track_done(req, &tk);
 	sys_creds_leave(&c);
+	track_done(req, &tk);
 	if (r == 0)
 		r = inode_lookup(fs, dir, name, &e);
 	hfs_reply_entry_or_err(req, &e, r);
@@ -222,6 +247,7 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 	struct hfs_inode *in = inode_get(fs, ino);
 	struct hfs_inode *dir = inode_get(fs, newparent);
 	struct fuse_entry_param e;
+	struct inode_fd f;
 	struct sys_creds c;
 	struct track tk;
 	char proc[64];
@@ -230,15 +256,22 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 	hfs_count(fs, HFS_OP_LINK);
 	/* through /proc with the caller's ids: protected_hardlinks then judges
 	 * the caller, as it would on the disk */
-	sys_proc_path(in->fd, proc);
-	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+	if ((r = inode_fd_get(fs, in, &f)) < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
+	sys_proc_path(f.fd, proc);
 	track_name(req, dir, newname, &tk);
+	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		track_done(req, &tk);
+		inode_fd_put(&f);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
-	track_done(req, &tk);
 	sys_creds_leave(&c);
+	track_done(req, &tk);
+	inode_fd_put(&f);
 	if (r == 0)
 		r = inode_lookup(fs, dir, newname, &e);
 	hfs_reply_entry_or_err(req, &e, r);
@@ -297,10 +330,16 @@ void hfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct hfs *fs = hfs_of(req);
 	struct statvfs sv;
+	struct inode_fd f;
+	int r;
 
 	hfs_count(fs, HFS_OP_STATFS);
-	if (fstatvfs(inode_get(fs, ino)->fd, &sv) < 0)
-		fuse_reply_err(req, errno);
+	r = inode_fd_get(fs, inode_get(fs, ino), &f);
+	if (r == 0)
+		r = fstatvfs(f.fd, &sv) < 0 ? -errno : 0;
+	inode_fd_put(&f);
+	if (r < 0)
+		fuse_reply_err(req, -r);
 	else
 		fuse_reply_statfs(req, &sv);
 }

@@ -42,7 +42,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * the writeback cache the writes come much later */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		track_inode(req, in, &tk);
-	fd = sys_reopen(in->fd, hfs_open_flags(fs, fi->flags));
+	fd = inode_open(fs, in, hfs_open_flags(fs, fi->flags));
 	track_done(req, &tk);
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
@@ -64,17 +64,19 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	int fd, r;
 
 	hfs_count(fs, HFS_OP_CREATE);
+	/* the turn's checkpoint may run inside track_name: as the daemon */
+	track_name(req, dir, name, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
+		track_done(req, &tk);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	track_name(req, dir, name, &tk);
 	fd = openat(dir->fd, name,
 		    (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC,
 		    mode);
 	r = fd < 0 ? -errno : 0;
-	track_done(req, &tk);
 	sys_creds_leave(&c);
+	track_done(req, &tk);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -91,13 +93,27 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	}
 }
 
+/* Below this a copy costs less CPU than setting up splice (measured:
+ * 4 KiB random reads use ~30% less daemon CPU copied, 128 KiB sequential
+ * reads ~60% less spliced). */
+#define HFS_SPLICE_MIN (32u << 10)
+
 void hfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	      struct fuse_file_info *fi)
 {
+	static __thread char small[HFS_SPLICE_MIN];
 	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
 
 	(void)ino;
 	hfs_count(hfs_of(req), HFS_OP_READ);
+	if (size < HFS_SPLICE_MIN) {
+		ssize_t n = pread((int)fi->fh, small, size, off);
+		if (n < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_buf(req, small, (size_t)n);
+		return;
+	}
 	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	buf.buf[0].fd = (int)fi->fh;
 	buf.buf[0].pos = off;
@@ -192,8 +208,15 @@ void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 {
 	off_t r;
 
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_LSEEK);
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_LSEEK);
+	/* With the writeback cache, data may still sit in the kernel's dirty
+	 * pages, so the disk's holes are not yet the file's. Invalidating the
+	 * pages makes the kernel write them back to us first (other workers
+	 * serve those WRITEs while this one waits). */
+	if (fs->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	r = lseek((int)fi->fh, off, whence);
 	if (r < 0)
 		fuse_reply_err(req, errno);

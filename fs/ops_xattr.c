@@ -7,6 +7,20 @@
 
 #include "hfs.h"
 
+/* The /proc path of an O_PATH fd on the inode; put f afterwards. */
+static int hfs_xattr_path(fuse_req_t req, fuse_ino_t ino, struct inode_fd *f, char proc[64])
+{
+	struct hfs *fs = hfs_of(req);
+	int r = inode_fd_get(fs, inode_get(fs, ino), f);
+
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return r;
+	}
+	sys_proc_path(f->fd, proc);
+	return 0;
+}
+
 /* Reply to a get/list call: size 0 asks for the needed size only. */
 static void hfs_xattr_reply(fuse_req_t req, ssize_t n, int err, char *buf, size_t size)
 {
@@ -22,6 +36,7 @@ void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct hfs *fs = hfs_of(req);
 	char proc[64], *buf = NULL;
+	struct inode_fd f;
 	ssize_t n;
 	int err;
 
@@ -30,9 +45,13 @@ void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	if (hfs_xattr_path(req, ino, &f, proc) < 0) {
+		free(buf);
+		return;
+	}
 	n = getxattr(proc, name, buf, size);
 	err = errno;
+	inode_fd_put(&f);
 	hfs_xattr_reply(req, n, err, buf, size);
 	free(buf);
 }
@@ -41,6 +60,7 @@ void hfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct hfs *fs = hfs_of(req);
 	char proc[64], *buf = NULL;
+	struct inode_fd f;
 	ssize_t n;
 	int err;
 
@@ -49,9 +69,13 @@ void hfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	sys_proc_path(inode_get(fs, ino)->fd, proc);
+	if (hfs_xattr_path(req, ino, &f, proc) < 0) {
+		free(buf);
+		return;
+	}
 	n = listxattr(proc, buf, size);
 	err = errno;
+	inode_fd_put(&f);
 	hfs_xattr_reply(req, n, err, buf, size);
 	free(buf);
 }
@@ -63,14 +87,16 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 	struct hfs_inode *in = inode_get(fs, ino);
 	struct track tk;
 	char proc[64];
+	struct inode_fd f;
 	int r;
 
 	hfs_count(fs, HFS_OP_SETXATTR);
-	sys_proc_path(in->fd, proc);
+	if (hfs_xattr_path(req, ino, &f, proc) < 0)
+		return;
 	track_inode(req, in, &tk);
-	r = setxattr(proc, name, value, size, flags);
-	r = r < 0 ? errno : 0;
+	r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
 	track_done(req, &tk);
+	inode_fd_put(&f);
 	fuse_reply_err(req, r);
 }
 
@@ -80,13 +106,15 @@ void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct hfs_inode *in = inode_get(fs, ino);
 	struct track tk;
 	char proc[64];
+	struct inode_fd f;
 	int r;
 
 	hfs_count(fs, HFS_OP_REMOVEXATTR);
-	sys_proc_path(in->fd, proc);
+	if (hfs_xattr_path(req, ino, &f, proc) < 0)
+		return;
 	track_inode(req, in, &tk);
-	r = removexattr(proc, name);
-	r = r < 0 ? errno : 0;
+	r = removexattr(proc, name) < 0 ? errno : 0;
 	track_done(req, &tk);
+	inode_fd_put(&f);
 	fuse_reply_err(req, r);
 }

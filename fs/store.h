@@ -8,7 +8,8 @@
  *   hermes-disabled           present when checkpoints are off for the tree (why)
  *   hermes-statcache          stat cache of the last full scan
  *   hermes-size               bytes on disk measured by the last garbage collection
- *   hermes-state              "<checkpoints> <bytes written since the last collection>"
+ *   hermes-state              "<checkpoints> <bytes written> <checkpoints dropped>",
+ *                             the last two since the last collection
  *   gc.lock                   held (flock) by a running background collection
  *
  * Each checkpoint is one commit whose parent is the previous one; author and
@@ -125,8 +126,9 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 		  const char *const *paths, size_t npaths, size_t *changed,
 		  struct herr *e);
 
-/* Retention: keep at most max_snapshots checkpoints and max_total_size_mb
- * on disk. wait=0 trims the chain and starts a background collection;
+/* Retention: keep at most max_snapshots checkpoints (after each checkpoint
+ * the chain is trimmed to 90% of it once it is exceeded, so the chain is
+ * rewritten rarely) and max_total_size_mb on disk. wait=0 trims the chain and starts a background collection;
  * wait=1 collects in the foreground and repeats until under the caps.
  * (Every checkpoint applies retention by itself, cheaply.) */
 int store_prune(struct store *st, int wait, struct herr *e);

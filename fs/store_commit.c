@@ -46,27 +46,121 @@ static void store_format_procs(char *out, size_t size, const struct ckpt_meta *m
 	}
 }
 
+struct store_stats {
+	git_repository *repo;
+	size_t files, ins, del;
+};
+
+/* Lines added and removed between two blobs (either may be absent). */
+static int stats_blob(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
+{
+	git_blob *ba = NULL, *bb = NULL;
+	git_patch *patch = NULL;
+	size_t adds = 0, dels = 0;
+	int rc = 0;
+
+	ss->files++;
+	if (a && b && git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b)))
+		return 0; /* mode only */
+	if (a && git_blob_lookup(&ba, ss->repo, git_tree_entry_id(a)) < 0)
+		rc = -1;
+	if (rc == 0 && b && git_blob_lookup(&bb, ss->repo, git_tree_entry_id(b)) < 0)
+		rc = -1;
+	/* big blobs count as binary: no lines, as git diff --stat would */
+	if (rc == 0 && (!ba || git_blob_rawsize(ba) <= (8 << 20)) &&
+	    (!bb || git_blob_rawsize(bb) <= (8 << 20)) &&
+	    git_patch_from_blobs(&patch, ba, NULL, bb, NULL, NULL) == 0 &&
+	    git_patch_line_stats(NULL, &adds, &dels, patch) == 0) {
+		ss->ins += adds;
+		ss->del += dels;
+	}
+	git_patch_free(patch);
+	git_blob_free(ba);
+	git_blob_free(bb);
+	return rc;
+}
+
+static int stats_tree(struct store_stats *ss, const git_tree *a, const git_tree *b);
+
+static int stats_sub(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
+{
+	git_tree *ta = NULL, *tb = NULL;
+	int rc = 0;
+
+	if (a && git_tree_lookup(&ta, ss->repo, git_tree_entry_id(a)) < 0)
+		rc = -1;
+	if (rc == 0 && b && git_tree_lookup(&tb, ss->repo, git_tree_entry_id(b)) < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = stats_tree(ss, ta, tb);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	return rc;
+}
+
+/* One changed name: a and b are the old and new entries (either NULL). */
+static int stats_entry(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
+{
+	int at = a && git_tree_entry_type(a) == GIT_OBJECT_TREE;
+	int bt = b && git_tree_entry_type(b) == GIT_OBJECT_TREE;
+
+	if (a && b && git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b)) &&
+	    git_tree_entry_filemode(a) == git_tree_entry_filemode(b))
+		return 0;
+	if (at || bt) {
+		if (at && bt)
+			return stats_sub(ss, a, b);
+		if (at && stats_sub(ss, a, NULL) < 0)
+			return -1;
+		if (bt && stats_sub(ss, NULL, b) < 0)
+			return -1;
+		if ((at && b) || (bt && a))
+			return stats_blob(ss, at ? NULL : a, bt ? NULL : b);
+		return 0;
+	}
+	return stats_blob(ss, a, b);
+}
+
+/* Counts like git diff --shortstat, descending only into subtrees whose
+ * ids differ: O(changed), where git_diff_tree_to_tree walks both trees. */
+static int stats_tree(struct store_stats *ss, const git_tree *a, const git_tree *b)
+{
+	size_t na = a ? git_tree_entrycount(a) : 0, nb = b ? git_tree_entrycount(b) : 0;
+
+	for (size_t i = 0; i < na; i++) {
+		const git_tree_entry *ea = git_tree_entry_byindex(a, i);
+		const git_tree_entry *eb = b ? git_tree_entry_byname(b, git_tree_entry_name(ea)) : NULL;
+		if (stats_entry(ss, ea, eb) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		const git_tree_entry *eb = git_tree_entry_byindex(b, i);
+		if (a && git_tree_entry_byname(a, git_tree_entry_name(eb)))
+			continue;
+		if (stats_entry(ss, NULL, eb) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int store_diff_stats(struct store *st, git_tree *old, git_tree *new_tree,
 			    size_t *files, size_t *ins, size_t *del)
 {
-	git_diff_options o;
-	git_diff *diff = NULL;
-	git_diff_stats *stats = NULL;
-	int rc;
+	struct store_stats ss = { .repo = st->repo };
+	int rc = stats_tree(&ss, old, new_tree);
 
-	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-	o.max_size = 8 << 20; /* bigger blobs count as binary: no lines */
-	rc = git_diff_tree_to_tree(&diff, st->repo, old, new_tree, &o);
-	if (rc == 0)
-		rc = git_diff_get_stats(&stats, diff);
-	if (rc == 0) {
-		*files = git_diff_stats_files_changed(stats);
-		*ins = git_diff_stats_insertions(stats);
-		*del = git_diff_stats_deletions(stats);
-	}
-	git_diff_stats_free(stats);
-	git_diff_free(diff);
+	*files = ss.files;
+	*ins = ss.ins;
+	*del = ss.del;
 	return rc;
+}
+
+static int store_count_blob(const char *root, const git_tree_entry *entry, void *payload)
+{
+	(void)root;
+	if (git_tree_entry_type(entry) == GIT_OBJECT_BLOB)
+		(*(size_t *)payload)++;
+	return 0;
 }
 
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
@@ -86,14 +180,21 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	if (rc < 0)
 		return rc;
 	if (old && git_oid_equal(git_tree_id(old), tree_oid)) {
+		rc = store_sink_flush(st, e);
+		if (rc < 0)
+			goto out;
 		if (out_oid)
 			git_oid_tostr(out_oid, STORE_OID_HEX, git_commit_id(head));
 		rc = STORE_UNCHANGED;
 		goto out;
 	}
 	rc = git_tree_lookup(&tree, st->repo, tree_oid);
-	if (rc == 0)
+	/* the first checkpoint counts files only: diffing a whole tree
+	 * against nothing would read every blob a second time */
+	if (rc == 0 && old)
 		rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+	else if (rc == 0)
+		rc = git_tree_walk(tree, GIT_TREEWALK_PRE, store_count_blob, &files);
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot count the changes");
 		goto out;
@@ -115,13 +216,27 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	rc = store_sig(&sig, when);
 	if (rc == 0) {
 		const git_commit *parents[1] = { head };
-		rc = git_commit_create(&oid, st->repo, STORE_REF, sig, sig, NULL, msg, tree,
+		rc = git_commit_create(&oid, st->repo, NULL, sig, sig, NULL, msg, tree,
 				       head ? 1 : 0, parents);
 	}
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot commit the checkpoint");
 		goto out;
 	}
+	/* the objects reach the disk before the ref names them */
+	rc = store_sink_flush(st, e);
+	if (rc == 0) {
+		git_reference *ref = NULL;
+		rc = head ? git_reference_create_matching(&ref, st->repo, STORE_REF, &oid, 1,
+							  git_commit_id(head), "hermes: checkpoint")
+			  : git_reference_create(&ref, st->repo, STORE_REF, &oid, 0,
+						 "hermes: checkpoint");
+		git_reference_free(ref);
+		if (rc < 0)
+			rc = store_git_err(e, rc, "cannot move the checkpoint chain");
+	}
+	if (rc < 0)
+		goto out;
 	if (out_oid)
 		git_oid_tostr(out_oid, STORE_OID_HEX, &oid);
 	{

@@ -253,6 +253,10 @@ static int fsio_read_full(int fd, char *buf, size_t len, size_t *got)
 	return 0;
 }
 
+/* A failed write into the object store: FSIO_STORE_ERR, so callers blame
+ * the store (git_error_last() says why), not the file being read. */
+#define FSIO_STORE_ERR (-EPIPE)
+
 int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out)
 {
 	char small[65536], extra;
@@ -265,7 +269,7 @@ int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out)
 			return r;
 		if (got != size || read(fd, &extra, 1) != 0)
 			return -EAGAIN; /* changed while we read it */
-		return git_odb_write(out, odb, small, size, GIT_OBJECT_BLOB) < 0 ? -EIO : 0;
+		return git_odb_write(out, odb, small, size, GIT_OBJECT_BLOB) < 0 ? FSIO_STORE_ERR : 0;
 	}
 
 	git_odb_stream *ws = NULL;
@@ -275,7 +279,7 @@ int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out)
 	if (!buf)
 		return -ENOMEM;
 	if (git_odb_open_wstream(&ws, odb, size, GIT_OBJECT_BLOB) < 0)
-		return -EIO;
+		return FSIO_STORE_ERR;
 	r = 0;
 	while (left > 0) {
 		size_t want = left < (1u << 20) ? left : (1u << 20);
@@ -287,7 +291,7 @@ int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out)
 			break;
 		}
 		if (git_odb_stream_write(ws, buf, got) < 0) {
-			r = -EIO;
+			r = FSIO_STORE_ERR;
 			break;
 		}
 		left -= got;
@@ -295,7 +299,7 @@ int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out)
 	if (r == 0 && read(fd, &extra, 1) != 0)
 		r = -EAGAIN;
 	if (r == 0 && git_odb_stream_finalize_write(out, ws) < 0)
-		r = -EIO;
+		r = FSIO_STORE_ERR;
 	git_odb_stream_free(ws);
 	return r;
 }

@@ -17,6 +17,19 @@
 
 struct store_statcache;
 
+/* Writing an object may fail when a background `git prune` removes the
+ * empty objects/xx directory between libgit2's mkdir and its open; writes
+ * are idempotent, so they are simply tried again. */
+#define STORE_RETRY(expr)                                         \
+	({                                                        \
+		int store_retry_rc_;                              \
+		for (int store_retry_n_ = 0;                      \
+		     (store_retry_rc_ = (expr)) < 0 && store_retry_n_ < 3; \
+		     store_retry_n_++)                            \
+			;                                         \
+		store_retry_rc_;                                  \
+	})
+
 struct store {
 	git_repository *repo;
 	char dir[PATH_MAX];  /* the bare repository */
@@ -35,6 +48,8 @@ struct store {
 	/* raw bytes written since the last collection was started */
 	long long written_since_gc;
 	int inflight; /* nesting depth of checkpoints writing objects */
+	int inflight_fd, state_fd; /* hermes-inflight, hermes-state (or -1) */
+	struct sink_backend *sink; /* owned by the odb */
 };
 
 /* A growing list of notes about files left out by the size cap. */
@@ -58,6 +73,8 @@ int store_write_marker(struct store *st, const char *name, const char *text);
 /* Tell background collections a checkpoint is writing objects (they keep
  * loose objects younger than its start). */
 void store_inflight(struct store *st, int begin);
+/* Overwrite a small state file kept open in *fd (text NULL: empty it). */
+int store_state_put(struct store *st, int *fd, const char *name, const char *text);
 
 /* store_fsio.c: every raw file-system call on the tree */
 /* Open relpath below rootfd without following any symlink. */
@@ -99,6 +116,26 @@ int store_baseline_check(struct store *st, int rootfd, struct herr *e);
 
 /* store_ignore.c: the rules on this path only (its parents known clean) */
 int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, int is_dir);
+
+/* store_pack.c: one packfile for the many blobs of a first baseline */
+struct store_pack;
+/* level: zlib level (Z_NO_COMPRESSION for a checkpoint's few objects: the
+ * background repack compresses them, off the checkpoint's path) */
+int store_pack_begin(struct store *st, int level, struct store_pack **out);
+/* Add the blob read from fd (size bytes; -EAGAIN when it changed). */
+int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid);
+int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oid *oid);
+/* An object whose id libgit2 already computed. */
+int store_pack_add_object(struct store_pack *p, git_object_t type, const void *buf, size_t len,
+			  const git_oid *oid);
+/* Write the .pack and .idx into objects/pack and make them visible. */
+int store_pack_finish(struct store_pack *p, struct herr *e);
+void store_pack_abort(struct store_pack *p);
+
+/* store_sink.c: objects written during an operation stay in memory and
+ * reach the disk as one pack at store_sink_flush(), before any ref moves */
+int store_sink_install(struct store *st);
+int store_sink_flush(struct store *st, struct herr *e);
 
 /* store_prune.c */
 int store_prune_after_commit(struct store *st, struct herr *e);

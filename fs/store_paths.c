@@ -78,6 +78,8 @@ static void upd_normalise(struct upd_vec *u, int removals)
 {
 	size_t out = 0;
 
+	if (u->n == 0)
+		return; /* qsort of a NULL array is undefined */
 	qsort(u->v, u->n, sizeof(*u->v), upd_cmp);
 	for (size_t i = 0; i < u->n; i++) {
 		if (out > 0 && (strcmp(u->v[out - 1].path, u->v[i].path) == 0 ||
@@ -204,7 +206,7 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 		}
 		n++;
 	}
-	if (r == 0)
+	if (r == 0 && n > 0)
 		qsort(names, n, sizeof(*names), names_cmp);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
@@ -274,6 +276,11 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 			goto out;
 		}
+		if (r == -EPIPE) { /* the object store refused the write */
+			r = store_git_err(c->e, r, "cannot write it into the checkpoint store");
+			err_prefix(c->e, "%s", rel);
+			goto out;
+		}
 		if (r < 0) {
 			r = err_sys(c->e, r, "cannot read %s", rel);
 			goto out;
@@ -307,7 +314,7 @@ static int paths_apply(struct paths_ctx *c, const struct upd_vec *u, git_tree_up
 		ups[i].id = u->v[i].oid;
 		ups[i].filemode = u->v[i].mode;
 	}
-	rc = git_tree_create_updated(&oid, c->st->repo, *tree, u->n, ups);
+	rc = STORE_RETRY(git_tree_create_updated(&oid, c->st->repo, *tree, u->n, ups));
 	free(ups);
 	if (rc < 0)
 		return store_git_err(c->e, rc, "cannot build the checkpoint tree");
@@ -329,12 +336,15 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 
 	if (st->disabled[0])
 		return err_set(e, -EFBIG, "%s", st->disabled);
-	r = store_head(st, &head, &c.prev, e);
-	if (r < 0)
-		return r;
-	if (!head)
-		return store_checkpoint_scan(st, rootfd, meta, NULL, NULL, out_oid, e);
+	/* the lock first: the tree is built on the head read under it */
 	store_inflight(st, 1);
+	r = store_head(st, &head, &c.prev, e);
+	if (r == 0 && !head)
+		r = store_checkpoint_scan(st, rootfd, meta, NULL, NULL, out_oid, e);
+	if (r < 0 || !head) {
+		store_inflight(st, 0);
+		return r;
+	}
 	r = store_ignore_refresh(st, rootfd, e);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -22,12 +23,21 @@ extern char **environ;
 
 /* Written objects (raw bytes) after which a collection is worth it. */
 #define PRUNE_GC_BYTES (32LL << 20)
+/* Checkpoints (one small pack each) between two collections at most. */
+#define PRUNE_GC_PACKS 32
 
 /* Background collections run while checkpoints go on: loose objects
  * younger than this many seconds, or than the start of a checkpoint in
  * flight (hermes-inflight), are kept because it may be about to reference
  * them. */
 #define PRUNE_GRACE_S 10
+
+/* HERMES_GC_GRACE (seconds) shortens the grace for tests. */
+static int prune_grace(void)
+{
+	const char *g = getenv("HERMES_GC_GRACE");
+	return g ? atoi(g) : PRUNE_GRACE_S;
+}
 
 static long long prune_read_num(const struct store *st, const char *name)
 {
@@ -107,7 +117,8 @@ static int prune_trim(struct store *st, size_t keep, size_t *dropped, struct her
 		}
 		parent_oid = oid;
 	}
-	{
+	rc = store_sink_flush(st, e);
+	if (rc == 0) {
 		git_reference *ref = NULL;
 		rc = git_reference_create_matching(&ref, st->repo, STORE_REF, &parent_oid, 1,
 						   git_commit_id(chain[0]), "hermes: retention");
@@ -153,21 +164,32 @@ static size_t prune_count(struct store *st, size_t stop)
  * then recorded in hermes-size. */
 static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 {
+	/* $1 store, $2 grace seconds or "now", $3 wait|bg, $4 full|light. A
+	 * request that finds a collection running leaves gc.again, and the
+	 * running one goes round once more (full) instead of losing it. */
 	static const char script[] =
-		"D=$1; P=$2\n"
-		"if [ \"$P\" != now ]; then\n"
-		"  P=$(( $(date +%s) - $P )); F=$(cat \"$D/hermes-inflight\" 2>/dev/null) || F=$P\n"
-		"  [ \"$F\" -lt \"$P\" ] 2>/dev/null && P=$(( F - 2 )); P=@$P\n"
-		"fi\n"
-		"G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
+		"D=$1; G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
+		"expiry() {\n"
+		"  [ \"$1\" = now ] && { echo now; return; }\n"
+		"  P=$(( $(date +%s) - $1 )); F=$(cat \"$D/hermes-inflight\" 2>/dev/null); F=${F%% *}\n"
+		"  [ \"$F\" -lt \"$P\" ] 2>/dev/null && P=$(( F - 2 )); echo @$P\n"
+		"}\n"
 		"run() {\n"
 		"  exec 9>>\"$D/gc.lock\"\n"
-		"  if [ \"$3\" = wait ]; then flock 9; else flock -n 9 || exit 0; fi\n"
-		"  if [ \"$4\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
-		"  else $G repack -d -q && $G prune --expire=\"$P\" && $G prune-packed -q || exit 1\n"
-		"  fi\n"
-		"  $G rev-list --disk-usage --objects --all > \"$D/hermes-size.tmp\" &&\n"
-		"    mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
+		"  if [ \"$3\" = wait ]; then flock 9\n"
+		"  else flock -n 9 || { : >\"$D/gc.again\"; exit 0; }; fi\n"
+		"  M=$4\n"
+		"  while :; do\n"
+		"    rm -f \"$D/gc.again\"; P=$(expiry \"$2\")\n"
+		"    if [ \"$M\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
+		"    else $G prune --expire=\"$P\" && $G repack -d -q -F --geometric=2 &&\n"
+		"      $G prune-packed -q || exit 1\n"
+		"    fi\n"
+		"    $G rev-list --disk-usage --objects --all >\"$D/hermes-size.tmp\" &&\n"
+		"      mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
+		"    [ -e \"$D/gc.again\" ] || break\n"
+		"    M=full\n"
+		"  done\n"
 		"}\n"
 		"if [ \"$3\" = wait ]; then run \"$@\"; else (run \"$@\") </dev/null >/dev/null 2>&1 & fi\n";
 	char home[PATH_MAX + 16], grace[16];
@@ -183,9 +205,7 @@ static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 	int status, r;
 
 	snprintf(home, sizeof(home), "HOME=%s", st->dir);
-	/* HERMES_GC_GRACE (seconds) shortens the wait for tests */
-	snprintf(grace, sizeof(grace), "%d",
-		 getenv("HERMES_GC_GRACE") ? atoi(getenv("HERMES_GC_GRACE")) : PRUNE_GRACE_S);
+	snprintf(grace, sizeof(grace), "%d", prune_grace());
 	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -209,66 +229,99 @@ static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 	return 0;
 }
 
-/* hermes-state: "<checkpoints> <raw bytes written since the last gc>", so
- * a checkpoint never walks the chain to count it. */
-static void prune_state_read(struct store *st, long long *count, long long *written)
+/* hermes-state: "<checkpoints> <bytes written> <checkpoints dropped>",
+ * the last two since the last collection, so a checkpoint never walks the
+ * chain to count it. */
+struct prune_state {
+	long long count, written, dropped;
+	long long full_at; /* a full collection ran then and spared young garbage */
+};
+
+static void prune_state_read(struct store *st, struct prune_state *ps)
 {
 	char path[PATH_MAX + 32];
 	FILE *f;
 
-	*count = *written = -1;
+	ps->count = ps->written = ps->dropped = -1;
+	ps->full_at = 0;
 	snprintf(path, sizeof(path), "%s/hermes-state", st->dir);
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	if (fscanf(f, "%lld %lld", count, written) != 2)
-		*count = *written = -1;
+	if (fscanf(f, "%lld %lld %lld %lld", &ps->count, &ps->written, &ps->dropped,
+		   &ps->full_at) < 3)
+		ps->count = ps->written = ps->dropped = -1;
 	fclose(f);
 }
 
-static void prune_state_write(struct store *st, long long count, long long written)
+static void prune_state_write(struct store *st, const struct prune_state *ps)
 {
-	char buf[64];
+	char buf[96];
 
-	snprintf(buf, sizeof(buf), "%lld %lld", count, written);
-	store_write_marker(st, "hermes-state", buf);
+	snprintf(buf, sizeof(buf), "%lld %lld %lld %lld", ps->count, ps->written, ps->dropped,
+		 ps->full_at);
+	store_state_put(st, &st->state_fd, "hermes-state", buf);
 }
 
 int store_prune_after_commit(struct store *st, struct herr *e)
 {
-	long long size = prune_read_num(st, "hermes-size"), count, written;
+	long long size = prune_read_num(st, "hermes-size");
+	struct prune_state ps;
 	size_t dropped = 0;
 	int rc = 0, gc = 0, full = 0;
 
-	prune_state_read(st, &count, &written);
-	if (count < 1)
-		count = (long long)prune_count(st, SIZE_MAX);
+	prune_state_read(st, &ps);
+	if (ps.count < 1)
+		ps.count = (long long)prune_count(st, SIZE_MAX);
 	else
-		count++;
-	if (count > st->max_snapshots) {
-		rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
-		count = (long long)prune_count(st, SIZE_MAX);
-		full = gc = dropped > 0;
+		ps.count++;
+	if (ps.written < 0)
+		ps.written = 0;
+	if (ps.dropped < 0)
+		ps.dropped = 0;
+	/* trim to 90% so that the chain is rewritten once every max/10
+	 * checkpoints, not after each one */
+	if (ps.count > st->max_snapshots) {
+		long long keep = st->max_snapshots - st->max_snapshots / 10;
+		rc = prune_trim(st, (size_t)(keep > 0 ? keep : 1), &dropped, e);
+		ps.count = (long long)prune_count(st, SIZE_MAX);
+		ps.dropped += (long long)dropped;
 	}
-	if (rc == 0 && size > st->max_total_bytes && count > 1) {
+	if (rc == 0 && size > st->max_total_bytes && ps.count > 1) {
 		/* over the cap at the last measure: drop the oldest share */
-		long long drop = (long long)((double)count * (double)(size - st->max_total_bytes) /
-					     (double)size) + 1;
-		rc = prune_trim(st, (size_t)(drop < count ? count - drop : 1), &dropped, e);
-		count = (long long)prune_count(st, SIZE_MAX);
+		long long drop = (long long)((double)ps.count *
+					     (double)(size - st->max_total_bytes) / (double)size) + 1;
+		rc = prune_trim(st, (size_t)(drop < ps.count ? ps.count - drop : 1), &dropped, e);
+		ps.count = (long long)prune_count(st, SIZE_MAX);
 		prune_write_num(st, "hermes-size", -1); /* stale until measured */
 		full = gc = 1;
 	}
-	written = (written > 0 ? written : 0) + st->written_since_gc;
+	ps.written += st->written_since_gc;
 	st->written_since_gc = 0;
-	if (written > PRUNE_GC_BYTES || written > st->max_total_bytes / 8 ||
-	    (size < 0 && written > (4LL << 20)))
+	/* a full repack only once half the history has turned over */
+	if (ps.dropped * 2 >= st->max_snapshots)
+		full = gc = 1;
+	/* every checkpoint adds a small pack: roll them up now and then */
+	if (ps.count % PRUNE_GC_PACKS == 0)
 		gc = 1;
+	if (ps.written > PRUNE_GC_BYTES || ps.written > st->max_total_bytes / 8 ||
+	    (size < 0 && ps.written > (4LL << 20)))
+		gc = 1;
+	/* what the last full collection had to spare is old enough now (a
+	 * light one would only roll it into a pack) */
+	int followup = ps.full_at && time(NULL) > ps.full_at + prune_grace() + 1;
+	if (followup)
+		full = gc = 1;
 	if (rc == 0 && gc) {
 		rc = prune_gc(st, 0, full, e);
-		written = 0;
+		ps.written = 0;
+		/* a full one is followed by another once its grace is over */
+		if (full)
+			ps.full_at = followup ? 0 : (long long)time(NULL);
+		if (full)
+			ps.dropped = 0;
 	}
-	prune_state_write(st, count, written);
+	prune_state_write(st, &ps);
 	return rc;
 }
 
@@ -293,7 +346,10 @@ int store_prune(struct store *st, int wait, struct herr *e)
 				       (double)size) + 1;
 		rc = prune_trim(st, drop < have ? have - drop : 1, &dropped, e);
 	}
-	prune_state_write(st, (long long)prune_count(st, SIZE_MAX), 0);
+	{
+		struct prune_state ps = { (long long)prune_count(st, SIZE_MAX), 0, 0, 0 };
+		prune_state_write(st, &ps);
+	}
 	return rc;
 }
 

@@ -117,13 +117,14 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	*changed = 0;
+	store_inflight(st, 1);
 	rc = store_ignore_refresh(st, rootfd, e);
 	if (rc == 0)
 		rc = store_head(st, &head, &cur, e);
+	if (rc == 0 && !head)
+		rc = err_set(e, -ENOENT, "no checkpoints yet");
 	if (rc < 0)
-		return rc;
-	if (!head)
-		return err_set(e, -ENOENT, "no checkpoints yet");
+		goto out;
 	if (git_oid_fromstr(&id, oid) < 0 || git_commit_lookup(&target, st->repo, &id) < 0 ||
 	    git_commit_tree(&tt, target) < 0) {
 		rc = err_set(e, -ENOENT, "checkpoint %.8s cannot be read", oid);
@@ -156,6 +157,7 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 	*changed = c.changed;
 	rc = c.first_err;
 out:
+	store_inflight(st, 0);
 	git_diff_free(diff);
 	git_tree_free(tt);
 	git_tree_free(cur);

@@ -49,6 +49,7 @@ struct scan_ctx {
 	size_t files, counted;
 	unsigned long long bytes;
 	long long limit; /* count only, stop above it (baseline check) */
+	struct store_pack *pack; /* baseline: blobs go into one pack */
 	struct herr *e;
 };
 
@@ -244,7 +245,7 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
 		if (n < 0)
 			r = -errno;
-		else if (git_odb_write(oid, odb, target, (size_t)n, GIT_OBJECT_BLOB) == 0)
+		else if (STORE_RETRY(git_odb_write(oid, odb, target, (size_t)n, GIT_OBJECT_BLOB)) == 0)
 			r = 0;
 		if (r == 0 && fstatat(dirfd, name, seen, AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
@@ -261,11 +262,41 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 				break;
 			}
 			r = fsio_hash_fd(odb, fd, (size_t)seen->st_size, oid);
-			if (r != -EAGAIN)
+			if (r != -EAGAIN && r != -EPIPE)
 				break;
 		}
 	}
 	git_odb_free(odb);
+	return r;
+}
+
+/* Like store_hash_at, into the baseline pack. */
+static int scan_pack_hash(struct scan_ctx *c, int dirfd, const char *name,
+			  const struct stat *sb, git_oid *oid, struct stat *seen)
+{
+	int r = -EIO;
+
+	if (S_ISLNK(sb->st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
+		if (n < 0)
+			return -errno;
+		r = store_pack_add_buf(c->pack, target, (size_t)n, oid);
+		if (r == 0 && fstatat(dirfd, name, seen, AT_SYMLINK_NOFOLLOW) < 0)
+			r = -errno;
+		return r;
+	}
+	for (int tries = 0; tries < 3; tries++) {
+		_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+						O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode))
+			return -ENOENT;
+		r = store_pack_add_fd(c->pack, fd, (size_t)seen->st_size, oid);
+		if (r != -EAGAIN)
+			break;
+	}
 	return r;
 }
 
@@ -288,9 +319,14 @@ static int scan_file(struct scan_ctx *c, int dirfd, const char *name, const char
 			}
 			git_tree_entry_free(te);
 		}
-		r = store_hash_at(c->st, dirfd, name, sb, &oid, &seen);
+		r = c->pack ? scan_pack_hash(c, dirfd, name, sb, &oid, &seen)
+			    : store_hash_at(c->st, dirfd, name, sb, &oid, &seen);
 		if (r == -ENOENT)
 			return 0; /* vanished or changed type under us */
+		if (r == -EPIPE) { /* the object store refused the write */
+			r = store_git_err(c->e, r, "cannot write it into the checkpoint store");
+			return err_prefix(c->e, "%s", rel);
+		}
 		if (r < 0)
 			return err_sys(c->e, r, "cannot read %s", rel);
 		c->bytes += (unsigned long long)seen.st_size;
@@ -363,7 +399,7 @@ static int scan_dir(struct scan_ctx *c, int fd, char *rel, size_t rlen, git_oid 
 next:
 		rel[rlen] = '\0';
 	}
-	if (r == 0 && bld && *nonempty && git_treebuilder_write(oid, bld) < 0)
+	if (r == 0 && bld && *nonempty && STORE_RETRY(git_treebuilder_write(oid, bld)) < 0)
 		r = store_git_err(c->e, -EIO, "cannot write a tree");
 	git_treebuilder_free(bld);
 	return r;
@@ -413,7 +449,6 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 	struct timespec now;
 	int nonempty, fd, r;
 
-	(void)baseline;
 	r = store_ignore_refresh(st, rootfd, e);
 	if (r < 0)
 		return r;
@@ -428,14 +463,25 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 		r = err_sys(e, -errno, "cannot scan the tree");
 		goto out;
 	}
+	if (baseline && store_pack_begin(st, 1, &c.pack) < 0)
+		c.pack = NULL; /* loose objects then */
 	r = scan_dir(&c, fd, rel, 0, tree_oid, &nonempty);
+	if (c.pack) {
+		if (r == 0)
+			r = store_pack_finish(c.pack, e);
+		else
+			store_pack_abort(c.pack);
+	}
 	if (r == 0 && !nonempty) {
 		git_treebuilder *bld = NULL;
 		if (git_treebuilder_new(&bld, st->repo, NULL) < 0 ||
-		    git_treebuilder_write(tree_oid, bld) < 0)
+		    STORE_RETRY(git_treebuilder_write(tree_oid, bld)) < 0)
 			r = store_git_err(e, -EIO, "cannot write the empty tree");
 		git_treebuilder_free(bld);
 	}
+	/* the stat cache may name only blobs that are on disk */
+	if (r == 0)
+		r = store_sink_flush(st, e);
 	if (r == 0) {
 		sc_save(st, &c.new_tab);
 		st->written_since_gc += (long long)c.bytes;
@@ -459,10 +505,10 @@ int store_checkpoint_scan(struct store *st, int rootfd, const struct ckpt_meta *
 	git_oid tree;
 	int r;
 
+	store_inflight(st, 1);
 	r = store_head(st, &head, NULL, e);
 	if (r < 0)
-		return r;
-	store_inflight(st, 1);
+		goto out;
 	if (!head || st->disabled[0]) {
 		r = store_baseline_check(st, rootfd, e);
 		if (r < 0)

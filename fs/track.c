@@ -40,24 +40,34 @@ void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk)
 	struct hfs *fs = hfs_of(req);
 	struct turns *t = track_turns(fs);
 	char path[PATH_MAX];
+	int have_path = 0;
 
 	tk->turns = NULL;
 	if (!t)
 		return;
+	/* exclusion first: a change to an excluded path must not even start
+	 * the turn's checkpoint (epochs only make these lookups rare) */
 	unsigned long long ep = turns_epoch(t);
 	if (atomic_load(&in->skip_epoch) == ep)
-		return; /* excluded, as found earlier in this epoch */
+		return;
+	if (atomic_load(&in->mark_epoch) != ep) {
+		if (inode_path(fs, in, path, sizeof(path)) < 0) {
+			track_begin(req, t, tk);
+			turns_need_full_scan(t); /* cannot name it: re-validate all */
+			return;
+		}
+		if (ckptd_excluded(fs->ckpt, path, S_ISDIR(in->type))) {
+			atomic_store(&in->skip_epoch, ep);
+			return;
+		}
+		have_path = 1;
+	}
 	track_begin(req, t, tk);
 	ep = turns_epoch(t); /* stable now: no checkpoint while we are in */
 	if (atomic_load(&in->mark_epoch) == ep)
 		return; /* already dirty */
-	if (inode_path(fs, in, path, sizeof(path)) < 0) {
-		turns_need_full_scan(t); /* cannot name it: re-validate all */
-		return;
-	}
-	if (ckptd_excluded(fs->ckpt, path, S_ISDIR(in->type))) {
-		atomic_store(&in->skip_epoch, ep);
-		track_done(req, tk);
+	if (!have_path && inode_path(fs, in, path, sizeof(path)) < 0) {
+		turns_need_full_scan(t);
 		return;
 	}
 	turns_mark(t, path);

@@ -162,8 +162,6 @@ static int guard_check_norm(const struct guard *g, const char *p, char *why, siz
 	}
 	for (size_t h = 0; h < g->n_homes; h++) {
 		const char *home = g->homes[h];
-		if (strcmp(p, home) == 0)
-			return snprintf(why, size, "%s is a home directory", p), -EACCES;
 		for (size_t i = 0; i < N_(guard_home_files); i++) {
 			char f[PATH_MAX * 2];
 			snprintf(f, sizeof(f), "%s/%s", home, guard_home_files[i]);

@@ -416,6 +416,7 @@ static void rules_pipelines(const struct sh_line *line, struct rules_report *rep
 }
 
 struct rules_regex {
+	const char *hint; /* "a|b": text with none of these (any case) cannot match */
 	const char *re;
 	int icase;
 	enum rules_level level;
@@ -423,22 +424,35 @@ struct rules_regex {
 };
 
 static const struct rules_regex rules_text[] = {
-	{ "([A-Za-z_:.][A-Za-z0-9_:.]*)[[:space:]]*\\(\\)[[:space:]]*\\{[^}]*\\1[[:space:]]*"
+	{ "()", "([A-Za-z_:.][A-Za-z0-9_:.]*)[[:space:]]*\\(\\)[[:space:]]*\\{[^}]*\\1[[:space:]]*"
 	  "\\|[[:space:]]*\\1[[:space:]]*&", 0, RULES_FLOOR, "fork-bomb", "a fork bomb" },
-	{ "(^|[^A-Za-z0-9_])(ba|z|k|da)?sh[[:space:]]+(-[a-z]+[[:space:]]+)*<\\([[:space:]]*"
+	{ "<(", "(^|[^A-Za-z0-9_])(ba|z|k|da)?sh[[:space:]]+(-[a-z]+[[:space:]]+)*<\\([[:space:]]*"
 	  "(curl|wget)", 0, RULES_ASK, "pipe-to-shell",
 	  "downloaded code run by an interpreter" },
-	{ "(eval|source|\\.)[[:space:]]+[\"']?(\\$\\(|<\\(|`)[[:space:]]*(curl|wget)", 0,
+	{ "curl|wget", "(eval|source|\\.)[[:space:]]+[\"']?(\\$\\(|<\\(|`)[[:space:]]*(curl|wget)", 0,
 	  RULES_ASK, "pipe-to-shell", "downloaded code run by an interpreter" },
-	{ "(sh|bash|zsh)[[:space:]]+-c[[:space:]]+[\"']?(\\$\\(|`)[[:space:]]*(curl|wget)", 0,
+	{ "curl|wget", "(sh|bash|zsh)[[:space:]]+-c[[:space:]]+[\"']?(\\$\\(|`)[[:space:]]*(curl|wget)", 0,
 	  RULES_ASK, "pipe-to-shell", "downloaded code run by an interpreter" },
-	{ "\\bdrop[[:space:]]+(table|database|schema)\\b", 1, RULES_ASK, "sql-drop",
+	{ "drop", "\\bdrop[[:space:]]+(table|database|schema)\\b", 1, RULES_ASK, "sql-drop",
 	  "SQL DROP" },
-	{ "\\btruncate[[:space:]]+(table[[:space:]]+)?[A-Za-z_\"`]", 1, RULES_ASK,
+	{ "truncate", "\\btruncate[[:space:]]+(table[[:space:]]+)?[A-Za-z_\"`]", 1, RULES_ASK,
 	  "sql-truncate", "SQL TRUNCATE" },
-	{ "169\\.254\\.169\\.254|metadata\\.google\\.internal|100\\.100\\.100\\.200|"
+	{ "169.254|metadata.google|100.100.100|fd00:ec2", "169\\.254\\.169\\.254|metadata\\.google\\.internal|100\\.100\\.100\\.200|"
 	  "fd00:ec2::254", 0, RULES_ASK, "cloud-metadata", "cloud metadata endpoint" },
 };
+
+static int rules_hinted(const char *text, const char *hints)
+{
+	char one[64];
+
+	for (const char *h = hints; *h; h += strcspn(h, "|") + (h[strcspn(h, "|")] == '|')) {
+		size_t n = strcspn(h, "|");
+		snprintf(one, sizeof(one), "%.*s", (int)n, h);
+		if (strcasestr(text, one))
+			return 1;
+	}
+	return 0;
+}
 
 /* DELETE FROM without a WHERE in the same statement. */
 static void rules_sql_delete(const char *text, struct rules_report *rep)
@@ -502,6 +516,8 @@ static int rules_scan_text(const char *text, const struct guard *g, const char *
 
 	for (size_t i = 0; i < N_(rules_text); i++) {
 		regex_t re;
+		if (!rules_hinted(text, rules_text[i].hint))
+			continue; /* compiling costs more than this check */
 		int flags = REG_EXTENDED | REG_NOSUB | (rules_text[i].icase ? REG_ICASE : 0);
 		if (regcomp(&re, rules_text[i].re, flags) != 0)
 			return -EINVAL;

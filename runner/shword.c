@@ -33,7 +33,10 @@ struct shword_parse {
 	struct shword_buf word;
 	int in_word;
 	int redir_next; /* the next word is a redirection target */
-	int skip_next;  /* the next word is a here-doc tag or input file */
+	int skip_next;  /* the next word is an input file */
+	int tag_next;   /* the next word is a here-document's tag */
+	int tag_tabs;   /* <<- : the tag line may be indented with tabs */
+	char *tag;      /* a here-document body starts at the next newline */
 };
 
 static int shword_push_ptr(void *arrp, size_t *n, size_t elem, const void *item)
@@ -66,6 +69,12 @@ static int shword_end_word(struct shword_parse *p)
 	if (p->skip_next) {
 		p->skip_next = 0;
 		free(w);
+		return 0;
+	}
+	if (p->tag_next) {
+		p->tag_next = 0;
+		free(p->tag);
+		p->tag = w;
 		return 0;
 	}
 	if (p->redir_next) {
@@ -110,11 +119,16 @@ static size_t shword_redir_op(struct shword_parse *p, const char *s)
 	if (s[i] == '<') {
 		if (s[i + 1] == '(')
 			return 0; /* process substitution: a separator */
-		p->skip_next = 1;
 		while (s[i] == '<')
 			i++;
-		if (s[i] == '-')
+		/* <file reads, <<TAG opens a here-document, <<<word is a string */
+		p->skip_next = i != 2;
+		p->tag_next = i == 2;
+		p->tag_tabs = 0;
+		if (i == 2 && s[i] == '-') {
+			p->tag_tabs = 1;
 			i++;
+		}
 		return i;
 	}
 	i++; /* '>' */
@@ -132,6 +146,27 @@ static size_t shword_redir_op(struct shword_parse *p, const char *s)
 		i++;
 	}
 	p->redir_next = 1;
+	return i;
+}
+
+/* Skip a here-document body starting at t[i]: lines up to the tag line.
+ * Returns the index just past the tag line (or the end of t). */
+static size_t shword_skip_body(struct shword_parse *p, const char *t, size_t i)
+{
+	size_t taglen = strlen(p->tag);
+
+	while (t[i]) {
+		size_t start = i, len;
+		if (p->tag_tabs)
+			while (t[start] == '\t')
+				start++;
+		len = strcspn(t + start, "\n");
+		i = start + len + (t[start + len] == '\n');
+		if (len == taglen && strncmp(t + start, p->tag, taglen) == 0)
+			break;
+	}
+	free(p->tag);
+	p->tag = NULL;
 	return i;
 }
 
@@ -171,7 +206,12 @@ int shword_split(const char *t, struct sh_line *out)
 			r = shword_end_cmd(&p, t[i + 1] != '|');
 			if (t[i + 1] == '|' || t[i + 1] == '&')
 				i++;
-		} else if (c == '\n' || c == ';' || c == '(' || c == ')' || c == '`' ||
+		} else if (c == '\n') {
+			/* the tag word ends here, so the body is known only now */
+			r = shword_end_cmd(&p, 0);
+			if (r == 0 && p.tag)
+				i = shword_skip_body(&p, t, i + 1) - 1;
+		} else if (c == ';' || c == '(' || c == ')' || c == '`' ||
 			   c == '{' || c == '}') {
 			if ((c == '{' || c == '}') && p.in_word) {
 				r = shword_add_char(&p, c);
@@ -209,6 +249,7 @@ int shword_split(const char *t, struct sh_line *out)
 	if (r == 0)
 		r = shword_end_cmd(&p, 0);
 	free(p.word.s);
+	free(p.tag);
 	if (r < 0) {
 		for (size_t k = 0; k < p.cur.n_words; k++)
 			free(p.cur.words[k]);

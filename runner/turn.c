@@ -47,7 +47,8 @@ int turn_mark(const char *cwd, const char *reason, struct herr *e)
 	}
 	r = ctl_call(m.sock, req, NULL, TURN_TIMEOUT_MS, e);
 	cJSON_Delete(req);
-	if (r == -EIO && strstr(e->msg, "unknown op")) {
+	if (r == -EIO &&
+	    (strcasestr(e->msg, "unknown op") || strcasestr(e->msg, "unsupported op"))) {
 		log_debug("turn: the daemon of %s does not support turns yet: %s", m.source,
 			  e->msg);
 		err_clear(e);

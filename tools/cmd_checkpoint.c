@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cleanup.h"
+#include "hctl_daemon.h"
 #include "hctl_store.h"
 #include "hermesctl.h"
 
@@ -110,6 +111,10 @@ int cmd_checkpoint(int argc, char **argv)
 	rc = hctl_find_tree(dir, tree, cwd, &has);
 	if (rc != HCTL_OK)
 		return rc;
+	struct mount_info m;
+	int daemon = paths_from ? 0 : hctl_tree_daemon(tree, &m);
+	if (daemon < 0)
+		return HCTL_DEAD;
 	rc = hctl_open_store(tree, &cfg, &st);
 	if (rc != HCTL_OK)
 		goto out;
@@ -136,6 +141,18 @@ int cmd_checkpoint(int argc, char **argv)
 		}
 		r = store_checkpoint_paths(st, rootfd, (const char *const *)paths, npaths, &meta,
 					   oid, &e);
+	} else if (daemon) {
+		/* the mounted tree's store has one writer: its daemon */
+		cJSON *req = cJSON_CreateObject(), *resp = NULL;
+		cJSON_AddStringToObject(req, "op", "checkpoint");
+		cJSON_AddStringToObject(req, "reason", reason);
+		rc = hctl_daemon_call(&m, req, &resp);
+		if (rc != HCTL_OK)
+			goto out;
+		snprintf(oid, sizeof(oid), "%s", hctl_json_str(resp, "oid"));
+		r = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "created")) ?
+			    0 : STORE_UNCHANGED;
+		cJSON_Delete(resp);
 	} else {
 		r = store_checkpoint_scan(st, rootfd, &meta, hctl_progress, NULL, oid, &e);
 		if (isatty(STDERR_FILENO))

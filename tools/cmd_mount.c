@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "hermesctl.h"
+#include "jsonl.h"
 #include "mounts.h"
 #include "paths.h"
 
@@ -119,6 +120,33 @@ static void warn_bypassing(const char *dir, pid_t daemon)
 	}
 }
 
+/* Say whether checkpoints are on, and if the first scan is still running
+ * (it holds writers back, never readers). */
+static void report_checkpoints(const struct mount_info *m)
+{
+	cJSON *req = cJSON_CreateObject(), *resp = NULL;
+	struct herr e = HERR_INIT;
+
+	cJSON_AddStringToObject(req, "op", "status");
+	if (ctl_call(m->sock, req, &resp, 2000, &e) == 0) {
+		const cJSON *ck = cJSON_GetObjectItemCaseSensitive(resp, "checkpoints");
+		const cJSON *on = cJSON_GetObjectItemCaseSensitive(ck, "enabled");
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(ck, "reason");
+		const cJSON *scan = cJSON_GetObjectItemCaseSensitive(ck, "scanning");
+		if (!cJSON_IsTrue(on))
+			hctl_warn("checkpoints are OFF for %s: %s", m->source,
+				  cJSON_IsString(why) ? why->valuestring : "unknown reason");
+		else if (cJSON_IsTrue(scan))
+			printf("checkpoints on; the first scan of the tree is still running "
+			       "(reads go on, writes wait for it; 'hermesctl status' shows progress)\n");
+		else
+			printf("checkpoints on: each turn's first change is checkpointed first "
+			       "('hermesctl rollback' lists them)\n");
+	}
+	cJSON_Delete(req);
+	cJSON_Delete(resp);
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -218,5 +246,7 @@ int cmd_mount(int argc, char **argv)
 	}
 	if (strcmp(m.source, m.mountpoint) == 0)
 		warn_bypassing(m.source, m.pid);
+	if (!json)
+		report_checkpoints(&m);
 	return HCTL_OK;
 }

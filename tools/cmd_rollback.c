@@ -15,6 +15,8 @@
 #include <cjson/cJSON.h>
 
 #include "cleanup.h"
+#include "hctl_daemon.h"
+#include "jsonl.h"
 #include "hctl_store.h"
 #include "hermesctl.h"
 
@@ -46,6 +48,40 @@ static void rollback_fmt_time(long long t, char *buf, size_t size)
 
 	localtime_r(&tt, &tm);
 	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* On a mounted tree: what changed since the newest checkpoint, by whom. */
+static void rollback_pending(const char *tree)
+{
+	struct mount_info m;
+	cJSON *req, *resp = NULL;
+	struct herr e = HERR_INIT;
+
+	if (mounts_find(tree, &m) < 0 || strcmp(m.source, tree) != 0 || !m.alive)
+		return;
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "status");
+	if (ctl_call(m.sock, req, &resp, 2000, &e) == 0) {
+		const cJSON *ck = cJSON_GetObjectItemCaseSensitive(resp, "checkpoints");
+		const cJSON *dp = cJSON_GetObjectItemCaseSensitive(ck, "dirty_paths");
+		const cJSON *who = cJSON_GetObjectItemCaseSensitive(ck, "who");
+		if (cJSON_IsNumber(dp) && dp->valuedouble > 0) {
+			printf("\n  not yet checkpointed: %d path%s changed since checkpoint 1",
+			       (int)dp->valuedouble, dp->valuedouble == 1 ? "" : "s");
+			const cJSON *w;
+			int first = 1;
+			cJSON_ArrayForEach(w, who)
+			{
+				printf("%s%s[%d]", first ? " by " : ", ",
+				       hctl_json_str(w, "comm"),
+				       (int)cJSON_GetObjectItemCaseSensitive(w, "pid")->valuedouble);
+				first = 0;
+			}
+			putchar('\n');
+		}
+	}
+	cJSON_Delete(req);
+	cJSON_Delete(resp);
 }
 
 static int rollback_list(struct store *st, const char *tree, int json)
@@ -83,6 +119,8 @@ static int rollback_list(struct store *st, const char *tree, int json)
 		cJSON_Delete(arr);
 	} else if (n == 0) {
 		printf("no checkpoints for %s\n", tree);
+		if (store_disabled_reason(st))
+			printf("(%s)\n", store_disabled_reason(st));
 	} else {
 		printf("checkpoints of %s, newest first:\n\n", tree);
 		for (size_t i = 0; i < n; i++) {
@@ -94,6 +132,7 @@ static int rollback_list(struct store *st, const char *tree, int json)
 				printf("  by %s", v[i].who);
 			putchar('\n');
 		}
+		rollback_pending(tree);
 		printf("\n  hermesctl rollback diff N    what changed since checkpoint N\n"
 		       "  hermesctl rollback N         restore the tree to checkpoint N\n"
 		       "  hermesctl rollback N FILE    restore one file from checkpoint N\n");
@@ -168,6 +207,34 @@ static int rollback_diff(struct store *st, int rootfd, const char *spec,
 	return HCTL_OK;
 }
 
+/* Restore through the mounted tree's daemon: ordered with the other writes,
+ * the kernel's caches kept right, the safety checkpoint taken by the one
+ * writer of the store. */
+static int rollback_restore_daemon(const struct mount_info *m, const char *spec,
+				   const char *const *paths, size_t npaths)
+{
+	cJSON *req = cJSON_CreateObject(), *resp = NULL;
+	cJSON *arr = cJSON_AddArrayToObject(req, "paths");
+	int rc;
+
+	cJSON_AddStringToObject(req, "op", "restore");
+	cJSON_AddStringToObject(req, "spec", spec);
+	for (size_t i = 0; i < npaths; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(paths[i]));
+	rc = hctl_daemon_call(m, req, &resp);
+	if (rc != HCTL_OK)
+		return rc;
+	const cJSON *ch = cJSON_GetObjectItemCaseSensitive(resp, "changed");
+	long changed = cJSON_IsNumber(ch) ? (long)ch->valuedouble : 0;
+	printf("restored %s to checkpoint %.8s (%ld path%s changed)\n",
+	       npaths ? "files" : m->source, hctl_json_str(resp, "oid"), changed,
+	       changed == 1 ? "" : "s");
+	printf("the state before it is checkpoint %.8s: 'hermesctl rollback %.8s' undoes this\n",
+	       hctl_json_str(resp, "safety_oid"), hctl_json_str(resp, "safety_oid"));
+	cJSON_Delete(resp);
+	return HCTL_OK;
+}
+
 static int rollback_restore(struct store *st, int rootfd, const char *spec,
 			    const char *const *paths, size_t npaths)
 {
@@ -225,7 +292,8 @@ int cmd_rollback(int argc, char **argv)
 	_cleanup_close_ int rootfd = -1;
 	char **rel = NULL;
 	size_t nrel = 0;
-	int json = 0, stat_only = 0, nopager = 0, has, c, rc, diff = 0;
+	int json = 0, stat_only = 0, nopager = 0, has, c, rc, diff = 0, daemon;
+	struct mount_info m;
 
 	optind = 1;
 	/* options may follow N (e.g. "rollback diff 2 --stat") */
@@ -305,6 +373,10 @@ int cmd_rollback(int argc, char **argv)
 	if (diff)
 		rc = rollback_diff(st, rootfd, argv[0], (const char *const *)rel, nrel, stat_only,
 				   nopager);
+	else if ((daemon = hctl_tree_daemon(tree, &m)) > 0)
+		rc = rollback_restore_daemon(&m, argv[0], (const char *const *)rel, nrel);
+	else if (daemon < 0)
+		rc = HCTL_DEAD;
 	else
 		rc = rollback_restore(st, rootfd, argv[0], (const char *const *)rel, nrel);
 out:

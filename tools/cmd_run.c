@@ -256,10 +256,15 @@ static int run_policies(const struct run_opts *o, const struct config *cfg,
 	}
 	job->limits.timeout = o->timeout > 0 ? o->timeout :
 			      (double)config_int(cfg, "terminal.timeout", RUNNER_TIMEOUT_DEFAULT);
-	job->limits.stdout_max = (size_t)config_int(cfg, "terminal.max_output_bytes",
-						    RUNNER_STDOUT_MAX);
-	job->limits.stderr_max = (size_t)config_int(cfg, "terminal.max_stderr_bytes",
-						    RUNNER_STDERR_MAX);
+	long long so = config_int(cfg, "terminal.max_output_bytes", RUNNER_STDOUT_MAX);
+	long long se = config_int(cfg, "terminal.max_stderr_bytes", RUNNER_STDERR_MAX);
+	if (so < 1 || se < 1 || job->limits.timeout <= 0) {
+		hctl_error("run: terminal.timeout, terminal.max_output_bytes and "
+			   "terminal.max_stderr_bytes must be positive in %s", config_path(cfg));
+		return -1;
+	}
+	job->limits.stdout_max = (size_t)so;
+	job->limits.stderr_max = (size_t)se;
 	job->backend = o->backend ? o->backend : config_str(cfg, "terminal.backend", "local");
 	return 0;
 }

@@ -50,6 +50,36 @@ static const char *mount_state(const struct mount_info *m, cJSON **detail)
 	return "ok";
 }
 
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void status_print_checkpoints(const cJSON *ck)
+{
+	const cJSON *v;
+
+	if (!ck)
+		return;
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ck, "enabled"))) {
+		v = cJSON_GetObjectItemCaseSensitive(ck, "reason");
+		printf("       checkpoints OFF: %s\n", cJSON_IsString(v) ? v->valuestring : "?");
+		return;
+	}
+	printf("       checkpoints on: %.0f taken, turn %.0f, %.0f path%s changed since the last",
+	       num(ck, "checkpoints_taken"), num(ck, "turn"), num(ck, "dirty_paths"),
+	       num(ck, "dirty_paths") == 1 ? "" : "s");
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ck, "scanning")))
+		printf("; scanning the tree (%.0f files so far)", num(ck, "scanned_files"));
+	putchar('\n');
+	if (num(ck, "checkpoint_failures") > 0) {
+		v = cJSON_GetObjectItemCaseSensitive(ck, "last_error");
+		printf("       CHECKPOINT FAILURES: %.0f; last: %s\n", num(ck, "checkpoint_failures"),
+		       cJSON_IsString(v) ? v->valuestring : "(cleared)");
+	}
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -115,6 +145,10 @@ int cmd_status(int argc, char **argv)
 			else
 				printf(" (in place)");
 			printf("\n");
+			if (detail) {
+				const cJSON *ck = cJSON_GetObjectItemCaseSensitive(detail, "checkpoints");
+				status_print_checkpoints(ck);
+			}
 			if (strcmp(state, "dead") == 0)
 				printf("       the daemon died: 'hermesctl mount %s' recovers it; "
 				       "log: %s\n", v[i].source, v[i].log);

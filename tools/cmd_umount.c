@@ -54,7 +54,7 @@ static int wait_gone(pid_t pid, int timeout_s)
 {
 	struct timespec d = { 0, 20 * 1000 * 1000 };
 	for (int i = 0; i < timeout_s * 50; i++) {
-		if (kill(pid, 0) < 0 && errno == ESRCH)
+		if (!mounts_pid_alive(pid))
 			return 0;
 		nanosleep(&d, NULL);
 	}

@@ -22,6 +22,7 @@
 
 #define LOCAL_POLL_MS 10
 #define LOCAL_WATCH_MS 100
+#define LOCAL_KILL_WAIT_MS 5000
 /* After the tree is gone, how long a pipe may stay open (an fd handed to
  * a process outside the tree) before we stop reading it. */
 #define LOCAL_PIPE_LINGER_MS 2000
@@ -41,7 +42,7 @@ struct local_run {
 	int64_t exit_status;
 	int term_signal;
 	enum local_phase phase;
-	uint64_t t_start, t_exit, t_term, t_gone; /* uv_hrtime ns */
+	uint64_t t_start, t_exit, t_term, t_kill, t_gone; /* uv_hrtime ns */
 	double grace;
 	char buf[65536];
 };
@@ -110,11 +111,26 @@ static void local_reap_tick(uv_timer_t *t)
 	    (double)(now - run->t_term) / 1e9 >= run->grace) {
 		proctree_signal(run->exited ? 0 : run->pid, SIGKILL);
 		run->phase = LOCAL_KILL_SENT;
+		run->t_kill = now;
 		log_debug("local: grace over, sent KILL to the tree of %d", (int)run->pid);
 	}
 	live = proctree_descendants(run->exited ? 0 : run->pid, NULL, 0);
-	if (run->phase == LOCAL_KILL_SENT && live > 0)
+	if (run->phase == LOCAL_KILL_SENT && live > 0) {
 		proctree_signal(run->exited ? 0 : run->pid, SIGKILL);
+		/* Uninterruptible sleep (a dead network or FUSE mount) can
+		 * outlast KILL: report what we have rather than hang. */
+		if ((now - run->t_kill) / 1000000 >= LOCAL_KILL_WAIT_MS) {
+			log_warn("local: %ld process(es) of the job ignore KILL (stuck in the "
+				 "kernel?); giving up on them", live);
+			live = 0;
+			if (!run->exited) {
+				run->exited = 1;
+				run->t_exit = now;
+				run->term_signal = SIGKILL;
+				uv_close((uv_handle_t *)&run->proc, NULL);
+			}
+		}
+	}
 	if (!run->exited || live > 0)
 		return;
 	if (run->phase != LOCAL_GONE) {
@@ -145,6 +161,8 @@ static void local_start_reaping(struct local_run *run)
 
 static void local_terminate(struct local_run *run)
 {
+	if (run->phase == LOCAL_TERM_SENT || run->phase == LOCAL_KILL_SENT)
+		return; /* already on its way down */
 	run->phase = LOCAL_TERM_SENT;
 	run->t_term = uv_hrtime();
 	proctree_signal(run->exited ? 0 : run->pid, SIGTERM);
@@ -281,7 +299,7 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 	if (output_init_headtail(&run->cap_out, x->limits.stdout_max, x->stream_stdout_fd) < 0 ||
 	    output_init_head(&run->cap_err, x->limits.stderr_max, x->stream_stderr_fd) < 0) {
 		r = err_set(e, -ENOMEM, "out of memory");
-		goto out_loop;
+		goto out_caps;
 	}
 	uv_pipe_init(&run->loop, &run->out, 0);
 	uv_pipe_init(&run->loop, &run->err, 0);
@@ -336,6 +354,12 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 		r = err_set(e, -ENOMEM, "out of memory");
 	else
 		r = 0;
+	goto out_loop;
+out_caps:
+	free(run->cap_out.head);
+	free(run->cap_out.tail);
+	free(run->cap_err.head);
+	free(run->cap_err.tail);
 out_loop:
 	if (uv_loop_close(&run->loop) == UV_EBUSY)
 		log_warn("local: event loop closed with handles still open");

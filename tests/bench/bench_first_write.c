@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
-		double ms;
+		double ms = 0;
 		int r = bench_first_write_one(argv[i], &ms);
 
 		if (r < 0) {

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Filesystem bench: the same workloads on a plain directory and on a
 # hermesfs mount (in place) of a sibling directory on the same disk, in one
-# run: the native directory is measured twice (before and after the mount)
-# so the machine's noise is printed next to the ratios.
+# run. Each workload alternates native and mount runs, starting and ending
+# native (N M N M ... N), so the two sides see the same machine; the table
+# gives the median of each side, and the spread of the native runs
+# (slowest/fastest) shows the machine's noise.
 #
 # usage: fs_bench.sh [--quick] [--opts "DAEMON OPTIONS"]
 #   BUILD (default: <source>/build) holds fs/hermesfs and the bench helper;
@@ -10,6 +12,8 @@
 # Needs root (it drops the page cache between phases: echo 3 >
 # /proc/sys/vm/drop_caches; without root the caches stay warm and the
 # figures say so), fio, tar, /dev/fuse.
+# the workload functions are called through aba "$w"
+# shellcheck disable=SC2317
 set -u
 
 SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -41,8 +45,10 @@ done
 
 if [ "$quick" = 1 ]; then
 	SEQ_MB=128 RAND_MB=64 RAND_SECS=1 NFILES=2000 NTREE=5000
+	ROUNDS_SEQ=2 ROUNDS=1
 else
-	SEQ_MB=1024 RAND_MB=256 RAND_SECS=4 NFILES=20000 NTREE=50000
+	SEQ_MB=1024 RAND_MB=256 RAND_SECS=2 NFILES=20000 NTREE=50000
+	ROUNDS_SEQ=2 ROUNDS=1
 fi
 
 t_need_fuse
@@ -98,8 +104,10 @@ w_seq() { # RUN DIR
 	local run=$1 dir=$2 t0 t1
 	t_log "$run: sequential write of $SEQ_MB MiB"
 	drop_caches
+	# fio writes random (not zero) buffers: a virtual disk may skip zeros
 	t0=$(now)
-	dd if=/dev/zero of="$dir/seq" bs=1M count="$SEQ_MB" conv=fsync status=none ||
+	fio --name=seqwrite --filename="$dir/seq" --size="${SEQ_MB}M" --bs=1M \
+		--rw=write --ioengine=psync --end_fsync=1 --minimal >/dev/null ||
 		w_fail "$run: sequential write failed" || return 1
 	t1=$(now)
 	R[$run,seqw]=$(mbps "$SEQ_MB" "$(elapsed "$t0" "$t1")")
@@ -119,12 +127,21 @@ w_rand() { # RUN DIR
 	t_log "$run: 4 KiB random read and write, $RAND_SECS s each"
 	dd if=/dev/urandom of="$dir/rnd" bs=1M count="$RAND_MB" conv=fsync status=none ||
 		w_fail "$run: cannot lay out the random I/O file" || return 1
+	# cold: nothing of the file cached, reads come from the disk
 	drop_caches
 	out=$(fio --name=randread --filename="$dir/rnd" --size="${RAND_MB}M" \
 		--bs=4k --rw=randread --ioengine=psync --direct=0 \
 		--runtime="$RAND_SECS" --time_based --minimal) ||
 		w_fail "$run: fio randread failed" || return 1
 	R[$run,randr]=$(cut -d';' -f8 <<<"$out")
+	# warm: the file was just read whole and fio keeps the cache
+	# (invalidate=0), so this measures the request path alone
+	cat "$dir/rnd" >/dev/null
+	out=$(fio --name=randread --filename="$dir/rnd" --size="${RAND_MB}M" \
+		--bs=4k --rw=randread --ioengine=psync --direct=0 --invalidate=0 \
+		--runtime="$RAND_SECS" --time_based --minimal) ||
+		w_fail "$run: fio randread (warm) failed" || return 1
+	R[$run,randrw]=$(cut -d';' -f8 <<<"$out")
 	drop_caches
 	out=$(fio --name=randwrite --filename="$dir/rnd" --size="${RAND_MB}M" \
 		--bs=4k --rw=randwrite --ioengine=psync --direct=0 \
@@ -164,24 +181,28 @@ w_untar() { # RUN DIR
 	rm -rf "$dir/x"
 }
 
-# bench_dir RUN DIR: every workload in DIR, figures into R[RUN,*]
-bench_dir() {
-	w_seq "$@"
-	w_rand "$@"
-	w_files "$@"
-	w_untar "$@"
+# aba WORKLOAD ROUNDS: N M N M ... N with ROUNDS mount runs; figures into
+# R[native<k>,*] and R[mount<k>,*]
+aba() {
+	local w=$1 rounds=$2 k
+	for ((k = 1; k <= rounds; k++)); do
+		"$w" "native$k" "$B/native"
+		"$w" "mount$k" "$B/src"
+	done
+	"$w" "native$((rounds + 1))" "$B/native"
 }
 
 t_log "generating a tarball of $NTREE files"
 make_tree
 mkdir -p "$B/native" "$B/src"
 
-bench_dir native1 "$B/native"
 t_mount "$B/src" -- "${daemon_opts[@]}"
-bench_dir mount "$B/src"
+aba w_seq "$ROUNDS_SEQ"
+aba w_rand "$ROUNDS"
+aba w_files "$ROUNDS"
+aba w_untar "$ROUNDS"
 cd / || exit 1
 t_umount "$B/src"
-bench_dir native2 "$B/native"
 
 # ratio A B: A/B with two decimals
 ratio() {
@@ -190,26 +211,50 @@ ratio() {
 		else print "n/a" }'
 }
 
+# stat SIDE KEY WHAT: median | min | max | n of the runs of one side
+side_stat() {
+	local side=$1 key=$2 what=$3 k v vals=()
+	for ((k = 1; k <= 8; k++)); do
+		v=${R[$side$k,$key]-}
+		[ -n "$v" ] && vals+=("$v")
+	done
+	[ ${#vals[@]} -gt 0 ] || { echo FAIL; return; }
+	printf '%s\n' "${vals[@]}" | LC_ALL=C sort -g | awk -v what="$what" '
+		{ v[NR] = $1 }
+		END {
+			if (what == "n") print NR
+			else if (what == "min") print v[1]
+			else if (what == "max") print v[NR]
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+		}'
+}
+
 printf '\nhermesfs bench (%s sizes%s); caches %s between phases\n' \
 	"$([ "$quick" = 1 ] && echo quick || echo full)" \
 	"${daemon_opts[*]:+, daemon options ${daemon_opts[*]}}" \
 	"$([ "$can_drop" = 1 ] && echo dropped || echo NOT dropped)"
-printf '%-34s %11s %11s %11s %9s %9s\n' metric native mount native-2 mount/nat noise
-row() { # metric label, key, kind (rate: higher is better, time: lower is better)
-	local label=$1 key=$2 kind=$3 n1 m n2
-	n1=${R[native1,$key]-FAIL} m=${R[mount,$key]-FAIL} n2=${R[native2,$key]-FAIL}
-	printf '%-34s %11s %11s %11s %9s %9s\n' "$label" "$n1" "$m" "$n2" \
-		"$(ratio "$m" "$n1")" "$(ratio "$n2" "$n1")"
+printf 'medians of alternating runs; noise = slowest/fastest native run\n'
+printf '%-30s %11s %11s %9s %7s %5s\n' metric native mount mount/nat noise runs
+row() { # label, key, kind (rate: higher is better, time: lower is better)
+	local label=$1 key=$2 kind=$3 n m lo hi noise r
+	n=$(side_stat native "$key" median) m=$(side_stat mount "$key" median)
+	lo=$(side_stat native "$key" min) hi=$(side_stat native "$key" max)
+	noise=$(ratio "$hi" "$lo")
+	r=$(ratio "$m" "$n")
+	printf '%-30s %11s %11s %9s %7s %2s+%-2s\n' "$label" "$n" "$m" "$r" "$noise" \
+		"$(side_stat native "$key" n)" "$(side_stat mount "$key" n)"
 	if [ "$kind" = rate ]; then
-		SUMMARY+=("$label: mount at $(ratio "$m" "$n1")x native throughput (noise: native-2 at $(ratio "$n2" "$n1")x native)")
+		SUMMARY+=("$label: mount at ${r}x native throughput (native runs vary by ${noise}x)")
 	else
-		SUMMARY+=("$label: mount takes $(ratio "$m" "$n1")x native time (noise: native-2 at $(ratio "$n2" "$n1")x native)")
+		SUMMARY+=("$label: mount takes ${r}x native time (native runs vary by ${noise}x)")
 	fi
 }
 SUMMARY=()
 row "seq write ${SEQ_MB} MiB (MB/s)" seqw rate
 row "seq read ${SEQ_MB} MiB (MB/s)" seqr rate
-row "4k rand read (IOPS)" randr rate
+row "4k rand read, cold (IOPS)" randr rate
+row "4k rand read, warm (IOPS)" randrw rate
 row "4k rand write (IOPS)" randw rate
 row "create ${NFILES} files (s)" files_create time
 row "stat ${NFILES} files (s)" files_stat time

@@ -89,7 +89,7 @@ fi
 
 # the restore is undoable: its safety checkpoint holds the edited tree
 safety=$(git --git-dir="$STORE" log --format='%H %s' | awk -v s="before rollback to $before" \
-	'{ h = $1; $1 = ""; if (substr($0, 2) == s) print h }')
+	'{ h = $1; $1 = ""; if (index(substr($0, 2), s) == 1) print h }')
 [ -n "$safety" ] || t_fail "no 'before rollback to $before' checkpoint: $(ckpt_subjects | tr '\n' '|')"
 cat "$TREE/f.txt" >/dev/null # cache the restored short version
 ckpt_restore "$safety"

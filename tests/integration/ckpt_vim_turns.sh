@@ -73,6 +73,8 @@ done
 
 # restore each save's checkpoint: the tree before that save, exactly
 oid_of() { git --git-dir="$STORE" log --format='%H %s' | awk -v s="$1" '{ h = $1; $1 = ""; if (substr($0, 2) == s) print h }'; }
+# the safety checkpoint's reason names the target and its short hash after it
+oid_prefix() { git --git-dir="$STORE" log --format='%H %s' | awk -v s="$1" '{ h = $1; $1 = ""; if (index(substr($0, 2), s) == 1) print h }'; }
 tree_equal() {
 	snapshot "$T/now"
 	t_compare_trees "$1" "$2" "$T/now"
@@ -85,7 +87,7 @@ for k in $(seq "$NSAVES" -1 1); do
 		t_check_fail "restore of 'save $k' is not the tree before save $k"
 done
 # the first restore's safety checkpoint holds the tree after the last save
-safety=$(oid_of "before rollback to $(oid_of "save $NSAVES")")
+safety=$(oid_prefix "before rollback to $(oid_of "save $NSAVES")")
 [ -n "$safety" ] || t_fail "no safety checkpoint for the first restore"
 ckpt_restore "$safety"
 tree_equal "undo of the restores" "$T/state$NSAVES" ||

@@ -2,6 +2,7 @@
 # A daemon killed with SIGKILL leaves a dead mount: reads fail with ENOTCONN
 # ("Transport endpoint is not connected"), the disk below is intact, and an
 # unmount clears it so the tree can be mounted again.
+# shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 
 src=$WORK/proj

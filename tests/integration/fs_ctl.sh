@@ -1,6 +1,7 @@
 #!/bin/bash
 # The control socket answers ping and status (with op counters that move
 # when the tree is used) and names unknown ops in its error.
+# shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 
@@ -27,7 +28,7 @@ assert st["source"] == sys.argv[2] and st["mountpoint"] == sys.argv[2], st
 assert st["ops"]["create"] >= 1 and st["ops"]["write"] >= 1, st["ops"]
 assert isinstance(st["pid"], int) and st["uptime_s"] >= 0 and st["version"], st
 bad = call('{"op":"frobnicate"}')
-assert bad == {"ok": False, "error": "unknown op 'frobnicate'"}, bad
+assert bad.get("ok") is False and bad.get("error") == "unknown op 'frobnicate'", bad
 assert call('not json')["ok"] is False
 print("pid", st["pid"])
 PY

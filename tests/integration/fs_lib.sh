@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared setup for the hermesfs daemon tests (sourced, not run). Gives each
 # test a private $HERMES_HOME and work dir, and a trap that unmounts and
 # stops only the daemons this test started.

@@ -1,5 +1,6 @@
 #!/bin/bash
 # What hermesfs refuses to mount: each refusal is exit 1 with one clear line.
+# shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 
 # expect_refusal PATTERN ARGS...: exit 1, one line on stderr matching PATTERN

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Mount a tree in place, change it through the mount, unmount: the changes
 # are on the disk, the registry record and socket come and go with the mount.
+# shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 
 src=$WORK/proj
@@ -35,7 +36,17 @@ for _ in $(seq 50); do [ -e "$HERMES_HOME/run/$id.json" ] || break; sleep 0.1; d
 # written through to the directory below
 [ "$(cat "$src/a.txt")" = after ] || fail "write did not reach the disk"
 [ "$(cat "$src/dir/c.txt")" = new ] || fail "rename did not reach the disk"
-[ -d "$src/dir" ] && [ -L "$src/link" ] || fail "mkdir/symlink did not reach the disk"
+{ [ -d "$src/dir" ] && [ -L "$src/link" ]; } || fail "mkdir/symlink did not reach the disk"
 grep -q "mounted $src on $src" "$HERMES_HOME/logs/$id.log" || fail "daemon log lacks the mount line"
+
+# SIGTERM unmounts cleanly too
+fs_mount "$src"
+pid=$(fs_pid_of "$src")
+kill -TERM "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && fail "daemon still running 5 s after SIGTERM"
+fs_is_mounted "$src" && fail "still mounted after SIGTERM"
+[ -e "$HERMES_HOME/run/$id.json" ] && fail "registry record left after SIGTERM"
+[ "$(cat "$src/a.txt")" = after ] || fail "tree unreadable after SIGTERM"
 fs_check_log
-echo "ok: mounted in place, wrote through, unmounted cleanly"
+echo "ok: mounted in place, wrote through, unmounted cleanly (umount and SIGTERM)"

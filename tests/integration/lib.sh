@@ -11,6 +11,9 @@ set -o pipefail
 
 : "${BUILD:?BUILD must point at the meson build dir}"
 : "${SRC:?SRC must point at the source tree}"
+# absolute, since the scripts change directory
+BUILD=$(cd "$BUILD" && pwd) || exit 1
+SRC=$(cd "$SRC" && pwd) || exit 1
 
 HERMESFS=${HERMESFS:-$BUILD/fs/hermesfs}
 T=""

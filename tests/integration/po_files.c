@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "posix_ops.h"
@@ -314,6 +315,72 @@ static void po_files_unlinked_open(void)
 	close(fd);
 }
 
+/* Permissions are checked at open: an fd stays usable after chmod, and a
+ * file created read-only is writable through the fd that created it (cp,
+ * tar and git rely on both). */
+static void po_files_fd_perms(void)
+{
+	char st[256], h[64];
+	int fd;
+
+	fd = open("ro", O_WRONLY | O_CREAT | O_EXCL, 0444);
+	PO_CHECK("open.creat_mode_0444", fd < 0 ? -errno : 0, "%s",
+		 po_lstat_str("ro", st, sizeof(st)));
+	if (fd >= 0) {
+		PO_CHECK("write.created_0444", po_sys(write(fd, "data", 4)), NULL);
+		PO_CHECK("ftruncate.created_0444", po_sys(ftruncate(fd, 2)),
+			 "%s", po_fstat_str(fd, st, sizeof(st)));
+		PO_CHECK("fallocate.created_0444",
+			 po_sys(fallocate(fd, 0, 0, 4096)), NULL);
+		PO_CHECK("fsync.created_0444", po_sys(fsync(fd)), NULL);
+		close(fd);
+	}
+	PO_CHECK("open.existing_0444_for_write",
+		 po_open_ret("ro", O_WRONLY), NULL);
+	po_write_file("fp", "before", 6, 0644);
+	fd = open("fp", O_RDWR);
+	PO_CHECK("fchmod.to_0000_while_open", po_sys(fchmod(fd, 0)), NULL);
+	PO_CHECK("pwrite.after_chmod_0000", po_sys(pwrite(fd, "AFTER!", 6, 0)),
+		 NULL);
+	PO_CHECK("ftruncate.after_chmod_0000", po_sys(ftruncate(fd, 3)), "%s",
+		 po_fstat_str(fd, st, sizeof(st)));
+	PO_CHECK("fsetxattr.after_chmod_0000",
+		 po_sys(fsetxattr(fd, "user.p", "1", 1, 0)), NULL);
+	close(fd);
+	chmod("fp", 0644);
+	PO_CHECK("read.after_chmod_0000", 0, "%s",
+		 po_hash_path("fp", h, sizeof(h)));
+	fd = open("fp", O_PATH);
+	PO_CHECK("fchmod.o_path_fd", po_sys(fchmod(fd, 0600)), NULL);
+	PO_CHECK("read.o_path_fd", po_sys(read(fd, h, 1)), NULL);
+	close(fd);
+}
+
+/* O_TMPFILE: an unnamed file in a directory, later given a name. */
+static void po_files_tmpfile(void)
+{
+	char st[256], proc[64];
+	int fd = open(".", O_TMPFILE | O_RDWR, 0640);
+
+	PO_CHECK("open.o_tmpfile", fd < 0 ? -errno : 0, NULL);
+	if (fd < 0) {
+		/* keep the transcript's shape: the same lines either way */
+		long err = -errno;
+
+		PO_CHECK("write.o_tmpfile", err, NULL);
+		PO_CHECK("linkat.o_tmpfile", err, NULL);
+		return;
+	}
+	PO_CHECK("write.o_tmpfile", po_sys(write(fd, "tmp", 3)), "%s",
+		 po_fstat_str(fd, st, sizeof(st)));
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	PO_CHECK("linkat.o_tmpfile",
+		 po_sys(linkat(AT_FDCWD, proc, AT_FDCWD, "named-tmp",
+			       AT_SYMLINK_FOLLOW)),
+		 "%s", po_lstat_str("named-tmp", st, sizeof(st)));
+	close(fd);
+}
+
 void po_files_run(void)
 {
 	po_files_open_flags();
@@ -321,4 +388,6 @@ void po_files_run(void)
 	po_files_umask();
 	po_files_append();
 	po_files_unlinked_open();
+	po_files_fd_perms();
+	po_files_tmpfile();
 }

@@ -190,6 +190,15 @@ static void po_names_rename(void)
 		po_lstat_str("D2/sub", b, sizeof(b)));
 	po_note("rename.parent_nlink_after", "%s",
 		po_lstat_str(".", a, sizeof(a)));
+	{
+		struct stat dd, np;
+
+		stat("D2/sub/D3/..", &dd);
+		stat("D2/sub", &np);
+		po_note("rename.dotdot_is_new_parent", "%s",
+			dd.st_ino == np.st_ino && dd.st_dev == np.st_dev ? "yes"
+									 : "no");
+	}
 	PO_CHECK("rename.dir_back_and_read",
 		po_sys(rename("D2/sub/D3", "D3b")), "%s",
 		po_names_content("D3b/f", a, sizeof(a)));
@@ -216,6 +225,39 @@ static void po_names_rename(void)
 	PO_CHECK("pread.replaced_file", po_sys(pread(fd, a, 10, 0)),
 		"data=%s now=%s", a, po_names_content("victim", b, sizeof(b)));
 	close(fd);
+}
+
+/* Path and name length limits. */
+static void po_names_limits(void)
+{
+	char path[5000], name[300], target[5000];
+	size_t len = 0;
+
+	memset(name, 'a', 256);
+	name[256] = '\0';
+	PO_CHECK("mkdir.name_256", po_sys(mkdir(name, 0755)), NULL);
+	PO_CHECK("symlink.name_256", po_sys(symlink("x", name)), NULL);
+	PO_CHECK("link.name_256", po_sys(link("h", name)), NULL);
+	PO_CHECK("rename.to_name_256", po_sys(rename("h", name)), NULL);
+	name[255] = '\0';
+	PO_CHECK("mkdir.name_255", po_sys(mkdir(name, 0755)), NULL);
+	PO_CHECK("rmdir.name_255", po_sys(rmdir(name)), NULL);
+	while (len + 10 < sizeof(path) - 1) {
+		memcpy(path + len, "component/", 10);
+		len += 10;
+	}
+	path[len] = '\0';
+	PO_CHECK("stat.path_over_path_max",
+		 po_sys(access(path, F_OK)), "len=%zu", len);
+	memset(target, 't', 4095);
+	target[4095] = '\0';
+	PO_CHECK("symlink.target_4095", po_sys(symlink(target, "lt4095")), NULL);
+	target[4094] = '\0';
+	PO_CHECK("symlink.target_4094", po_sys(symlink(target, "lt4094")),
+		 "readlink=%ld", po_sys(readlink("lt4094", path, sizeof(path))));
+	memset(target, 't', 4096);
+	target[4096] = '\0';
+	PO_CHECK("symlink.target_4096", po_sys(symlink(target, "lt4096")), NULL);
 }
 
 static void po_names_dirs(void)
@@ -341,5 +383,6 @@ void po_names_run(void)
 	po_names_symlinks();
 	po_names_rename();
 	po_names_dirs();
+	po_names_limits();
 	po_names_readdir();
 }

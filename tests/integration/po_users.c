@@ -119,6 +119,10 @@ static void po_users_unpriv(void *arg)
 	chmod("own", 06755);
 	PO_CHECK("truncate.own_suid", po_sys(truncate("own", 1)), "%s",
 		po_lstat_str("own", st, sizeof(st)));
+	chmod("own", 06755);
+	PO_CHECK("chown.own_suid_group_self",
+		 po_sys(chown("own", (uid_t)-1, getegid())), "%s",
+		 po_lstat_str("own", st, sizeof(st)));
 	fd = open(FX "/sticky/suidfile", O_WRONLY);
 	PO_CHECK("write.others_suid", fd < 0 ? -errno : po_sys(write(fd, "x", 1)),
 		"%s", po_lstat_str(FX "/sticky/suidfile", st, sizeof(st)));

@@ -318,6 +318,7 @@ static const struct {
 	{ "special", po_special_run },
 	{ "users", po_users_run },
 	{ "times", po_times_run },
+	{ "edge", po_edge_run },
 };
 
 int main(int argc, char **argv)

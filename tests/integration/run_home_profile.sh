@@ -70,8 +70,9 @@ out=$("$HCTL" run -- 'echo $HOME')
 [ "$out" = "$P" ] || fail "terminal.home_mode: profile-home: $out"
 out=$(TERMINAL_HOME_MODE=real_home "$HCTL" run -- 'echo $HOME')
 [ "$out" = "$real" ] || fail "env overrides config: $out"
-out=$("$HCTL" run --home-mode host -- 'echo $HOME')
-[ "$out" = "$real" ] || fail "--home-mode host: $out"
+out=$("$HCTL" run --home-mode host -- 'echo $HOME; command -v crontab || echo none')
+[ "$(echo "$out" | head -1)" = "$real" ] || fail "--home-mode host: $out"
+echo "$out" | grep -q "$HERMES_HOME/shims" && fail "real mode got the crontab stand-in: $out"
 rc=0
 "$HCTL" run --home-mode sandboxed -- true 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown home mode" "$T/err" || fail "bad mode accepted"

@@ -45,3 +45,12 @@ assert o["truncated"] is True
 assert o["stdout_bytes"] == total and o["stdout_omitted"] == total - 50000, o
 PY
 pass "--json: truncated, stdout_bytes and stdout_omitted exact"
+
+# The caps come from the config.
+printf 'terminal:\n  max_output_bytes: 1000\n  max_stderr_bytes: 10\n' >"$HERMES_HOME/config.yaml"
+"$HCTL" run -- "cat $T/big; cat $T/big >&2" >"$T/got" 2>"$T/err" || true
+[ "$(head -c 400 "$T/got")" = "$(head -c 400 "$T/big")" ] || fail "configured head"
+[ "$(tail -c 600 "$T/got")" = "$(tail -c 600 "$T/big")" ] || fail "configured tail"
+grep -q "$(python3 -c "print(f'{$total - 1000:,}')") bytes omitted" "$T/got" || fail "configured notice"
+[ "$(head -c 10 "$T/err")" = "$(head -c 10 "$T/big")" ] || fail "configured stderr head"
+pass "terminal.max_output_bytes and max_stderr_bytes set the caps"

@@ -3,6 +3,7 @@
 # paths, a symlink out of the tree, / and the home directory, no store, and
 # a corrupted store. Each is a one-line error and a non-zero exit, never a
 # crash.
+# shellcheck source=tests/integration/store_lib.sh
 . "$SRC/tests/integration/store_lib.sh"
 printf 'checkpoints:\n  max_snapshots: 100000\n' >"$HERMES_HOME/config.yaml"
 cd "$TREE"
@@ -64,10 +65,18 @@ HOME=$WORK/home2 expect 4 checkpoint -C "$WORK/home2"; one_line
 ok "/ and the home directory are refused"
 
 D=$(store_dir)
-head=$(git --git-dir="$D" rev-parse HEAD)
-obj="$D/objects/${head:0:2}/${head:2}"
-chmod u+w "$obj"
-echo garbage >"$obj"
+flock "$D/gc.lock" true 2>/dev/null || true
+# garbage over every object, packed or loose
+for p in "$D"/objects/pack/*.pack; do
+	chmod u+w "$p"
+	size=$(stat -c %s "$p")
+	head -c $((size - 32)) /dev/urandom | dd of="$p" bs=4096 seek=12 oflag=seek_bytes conv=notrunc status=none
+done
+for o in "$D"/objects/??/*; do
+	[ -f "$o" ] || continue
+	chmod u+w "$o"
+	echo garbage >"$o"
+done
 expect 1 rollback
 echo "$ERR" | grep -q . || fail "no message for a corrupted store"
 expect 1 checkpoint -m after-corruption

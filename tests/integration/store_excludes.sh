@@ -3,6 +3,7 @@
 # checkpoints.exclude; new files over max_file_size_mb left out with a note;
 # a baseline over max_files refused with a clear message and checkpoints off
 # for the tree (shown by status) until the tree is trimmed.
+# shellcheck source=tests/integration/store_lib.sh
 . "$SRC/tests/integration/store_lib.sh"
 command -v git >/dev/null || exit 77
 cat >"$HERMES_HOME/config.yaml" <<'CFG'
@@ -46,7 +47,9 @@ ok "the cap applies to new files only"
 echo changed >gen/deep/out.c
 echo changed >x.bak
 expect 0 rollback 3
-[ "$(cat gen/deep/out.c)" = changed ] && [ "$(cat x.bak)" = changed ] || fail "ignored files touched"
+if [ "$(cat gen/deep/out.c)" != changed ] || [ "$(cat x.bak)" != changed ]; then
+	fail "ignored files touched"
+fi
 [ -f big.dat ] || fail "the big untracked file was removed"
 ok "restore leaves ignored and untracked-by-cap files alone"
 

@@ -2,6 +2,7 @@
 # The store is a bare repository the plain git CLI reads: one commit per
 # checkpoint with reason and counts, contents, exec bits and symlinks as in
 # the tree, excluded paths absent, and the user's git config never used.
+# shellcheck source=tests/integration/store_lib.sh
 . "$SRC/tests/integration/store_lib.sh"
 command -v git >/dev/null || exit 77
 

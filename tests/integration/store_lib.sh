@@ -4,7 +4,7 @@
 set -euo pipefail
 HCTL=$BUILD/tools/hermesctl
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 export HERMES_HOME=$WORK/home
 TREE=$WORK/tree
 mkdir -p "$HERMES_HOME" "$TREE"
@@ -32,6 +32,7 @@ store_dir() {
 expect() {
 	local want=$1 rc=0
 	shift
+	# shellcheck disable=SC2034 # OUT is read by the sourcing test
 	OUT=$("$HCTL" "$@" 2>"$WORK/err") || rc=$?
 	ERR=$(cat "$WORK/err")
 	[ "$rc" = "$want" ] || fail "hermesctl $* exited $rc, want $want (stderr: $ERR)"

@@ -17,6 +17,8 @@ import sys
 
 HCTL, TREE, SEED, ROUNDS, STEPS = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
     int(sys.argv[4]), int(sys.argv[5])
+STORE = os.path.join(os.environ["HERMES_HOME"], "checkpoints",
+                     __import__("hashlib").sha256(TREE.encode()).hexdigest()[:16])
 rng = random.Random(SEED)
 EXCLUDED_TOP = ("node_modules", ".env", "app.log")
 NAMES = ["a", "b", "c", "d", "src", "lib", "x.txt", "y.py", "z", "dir", "e f", "ü"]
@@ -222,13 +224,13 @@ def diff_states(want, got):
     return msgs
 
 
-def main():
+def main():  # noqa: C901
     os.makedirs(os.path.join(TREE, "node_modules", "pkg"), exist_ok=True)
     with open(os.path.join(TREE, "node_modules", "pkg", "index.js"), "w") as f:
         f.write("// dep\n")
     with open(os.path.join(TREE, ".env"), "w") as f:
         f.write("SECRET=1\n")
-    nops = nrestores = 0
+    nops = nrestores = nscans = 0
     for rnd in range(ROUNDS):
         saved = {}  # oid -> snapshot
         for _ in range(rng.randint(2, 6)):
@@ -246,6 +248,15 @@ def main():
                     f.write("".join(t + "\n" for t in sorted(touched)))
                 args += ["--paths-from", lst]
             res = json.loads(hctl(*args).stdout)
+            if use_paths and rng.random() < 0.3:
+                # the O(changed) tree must equal what a full scan builds
+                scan = json.loads(hctl("checkpoint", "-C", TREE, "-m", "scan", "--json").stdout)
+                nscans += 1
+                if scan["changed"]:
+                    r = subprocess.run(["git", "--git-dir", STORE, "diff", "--stat", "HEAD~1", "HEAD"],
+                                       capture_output=True, text=True)
+                    sys.exit(f"FAIL: round {rnd} step {step}: the paths checkpoint differs from "
+                             f"a full scan (paths {sorted(touched)}):\n{r.stdout}")
             snap = snapshot()
             if res["oid"] in saved and saved[res["oid"]] != snap:
                 sys.exit(f"FAIL: round {rnd} step {step}: 'unchanged' but the tree changed:\n"
@@ -279,7 +290,8 @@ def main():
             if excluded_state() != before_excl:
                 sys.exit(f"FAIL: restore of {oid[:8]} touched excluded paths")
             nrestores += 1
-    print(f"ok: {nops} operations, {nrestores} restores, 0 differences")
+    print(f"ok: {nops} operations, {nrestores} restores, {nscans} paths checkpoints "
+          "equal to a full scan, 0 differences")
 
 
 main()

@@ -12,5 +12,5 @@ mkdir -p "$HERMES_HOME" "$WORK/tree"
 printf 'checkpoints:\n  max_snapshots: 100000\n  max_total_size_mb: 100000\n' >"$HERMES_HOME/config.yaml"
 SEED=${STORE_RANDOM_SEED:-$RANDOM}
 echo "# seed $SEED (STORE_RANDOM_SEED=$SEED to repeat)"
-python3 "$SRC/tests/integration/store_random.py" "$HCTL" "$WORK/tree" "$SEED" \
+python3 "$SRC/tests/integration/store_random.py" "$HCTL" "$(cd "$WORK/tree" && pwd -P)" "$SEED" \
 	"${STORE_RANDOM_ROUNDS:-4}" "${STORE_RANDOM_STEPS:-50}"

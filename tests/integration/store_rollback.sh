@@ -3,6 +3,7 @@
 # created since removed, deleted ones back, modes and links restored,
 # excluded paths untouched), single-file restore, undo via the safety
 # checkpoint, and working from a subdirectory.
+# shellcheck source=tests/integration/store_lib.sh
 . "$SRC/tests/integration/store_lib.sh"
 cd "$TREE"
 mkdir -p src docs node_modules/dep
@@ -66,8 +67,9 @@ ok "whole-tree restore: exact tracked state, excluded paths untouched"
 expect 0 rollback
 echo "$OUT" | sed -n 3p | grep -q 'before rollback to 2' || fail "no safety checkpoint: $OUT"
 expect 0 rollback 1
-[ -e src/new.c ] && [ "$(readlink link)" = docs/readme.md ] && [ ! -x tool.sh ] ||
+if [ ! -e src/new.c ] || [ "$(readlink link)" != docs/readme.md ] || [ -x tool.sh ]; then
 	fail "rolling back the rollback did not bring the edits back"
+fi
 grep -q 'not checkpointed yet' src/new.c || fail "the change made before the rollback is lost"
 ok "safety checkpoint first; a rollback can be rolled back"
 

@@ -2,6 +2,7 @@
 # checkpoints status / prune / clear across stores: trees, counts, bytes,
 # orphans whose tree is gone; clear asks or needs --yes; a bad config file is
 # an error naming its line.
+# shellcheck source=tests/integration/store_lib.sh
 . "$SRC/tests/integration/store_lib.sh"
 mkdir -p "$WORK/t1" "$WORK/t2"
 echo a >"$WORK/t1/f"
@@ -26,7 +27,7 @@ expect 0 checkpoints prune
 ok "orphans shown; prune runs"
 
 expect 2 checkpoints clear --orphans </dev/null
-[ "$(ls "$HERMES_HOME/checkpoints" | grep -vc '^\.')" = 2 ] || fail "clear without --yes removed something"
+[ "$(find "$HERMES_HOME/checkpoints" -mindepth 1 -maxdepth 1 -name '[!.]*' | wc -l)" = 2 ] || fail "clear without --yes removed something"
 expect 0 checkpoints clear --orphans -y
 echo "$OUT" | grep -q "removed the checkpoints of $WORK/t2" || fail "clear output: $OUT"
 expect 0 checkpoints status

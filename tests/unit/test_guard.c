@@ -66,7 +66,6 @@ int main(void)
 	protected("$HOME/.netrc", "/");
 	protected(".bashrc", "/home/real");
 	protected("../real/.gitconfig", "/home/sub");
-	protected("/home/real", "/");
 	snprintf(p, sizeof(p), "%s/config.yaml", hh);
 	protected(p, "/");
 	snprintf(p, sizeof(p), "%s/.env", hh);
@@ -79,6 +78,7 @@ int main(void)
 	writable("out.txt", "/srv/project");
 	writable("/srv/project/.bashrc-notes", "/");
 	writable("/usr/local/bin/tool", "/");
+	writable("/home/real", "/"); /* cp f ~ : into the home, not over it */
 
 	/* A symlink that leads into a protected place is followed. */
 	snprintf(link, sizeof(link), "%s/etc-link", hh);

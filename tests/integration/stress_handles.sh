@@ -1,0 +1,8 @@
+#!/bin/bash
+# The concurrent stress run with file handles instead of fds for every
+# file (-o fd_budget=0): same guarantees as stress_concurrent.sh.
+# shellcheck source=tests/integration/lib.sh
+. "$SRC/tests/integration/lib.sh"
+# shellcheck source=tests/integration/stress_lib.sh
+. "$SRC/tests/integration/stress_lib.sh"
+stress_run -o fd_budget=0
