@@ -92,6 +92,11 @@ static void unescape_mountinfo(char *s)
 
 int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size)
 {
+	return mounts_kernel_dev(mountpoint, fstype, size, NULL);
+}
+
+int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor)
+{
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
 	size_t cap = 0;
@@ -101,8 +106,9 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
 		char mp[PATH_MAX], type[128];
+		unsigned maj, min;
 		char *sep = strstr(line, " - ");
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+		if (!sep || sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mp) != 3)
 			continue;
 		if (sscanf(sep + 3, "%127s", type) != 1)
 			continue;
@@ -112,6 +118,8 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size)
 		found = 1; /* the last match wins: mounts stack */
 		if (fstype)
 			snprintf(fstype, size, "%s", type);
+		if (minor)
+			*minor = min;
 	}
 	free(line);
 	return found;

@@ -34,3 +34,6 @@ int mounts_pid_alive(pid_t pid);
 /* Does /proc/self/mountinfo show a FUSE mount at this exact path? If fstype
  * is non-NULL it receives the filesystem type ("fuse.hermesfs"). */
 int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size);
+/* The same, also giving the device minor: the FUSE connection's number in
+ * /sys/fs/fuse/connections. */
+int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor);

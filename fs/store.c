@@ -3,6 +3,7 @@
  * tree as a checkpoint with its trailers, and the exclusion rules in use. */
 #include "store_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -115,6 +116,31 @@ int store_state_put(struct store *st, int *fd, const char *name, const char *tex
 	return pwrite(*fd, buf, (size_t)n, 0) != n ? -EIO : 0;
 }
 
+/* Under our lock nobody else moves the chain: a ref lock file is what a
+ * process killed in the middle of a checkpoint left behind, and would
+ * refuse every later checkpoint. */
+static void store_drop_stale_lock(struct store *st)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s.lock", st->dir, STORE_REF);
+	if (unlink(path) == 0)
+		log_warn("checkpoint store %s: removed a stale %s.lock", st->dir, STORE_REF);
+	/* half-written packs of killed writers: only the lock holder writes */
+	char dir[PATH_MAX + 64], mine[64];
+	snprintf(dir, sizeof(dir), "%s/objects/pack", st->dir);
+	snprintf(mine, sizeof(mine), "tmp_hermes_%d_", (int)getpid());
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "tmp_hermes_", 11) != 0 ||
+		    strncmp(de->d_name, mine, strlen(mine)) == 0)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			log_warn("checkpoint store %s: removed a stale %s", st->dir, de->d_name);
+	}
+}
+
 void store_inflight(struct store *st, int begin)
 {
 	char buf[32];
@@ -128,6 +154,7 @@ void store_inflight(struct store *st, int begin)
 			while (flock(st->inflight_fd, LOCK_EX) < 0 && errno == EINTR)
 				;
 		store_state_put(st, &st->inflight_fd, "hermes-inflight", buf);
+		store_drop_stale_lock(st);
 	} else if (!begin && --st->inflight == 0) {
 		store_state_put(st, &st->inflight_fd, "hermes-inflight", NULL);
 		if (st->inflight_fd >= 0)

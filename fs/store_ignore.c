@@ -7,11 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum ignore_kind {
+	IGNORE_GLOB,    /* the general matcher */
+	IGNORE_LITERAL, /* no wildcard: string equality */
+	IGNORE_SUFFIX,  /* "*.ext": a suffix (most of the defaults) */
+};
+
 struct ignore_rule {
 	char *pat;
+	size_t len;
 	unsigned negate : 1;
 	unsigned dir_only : 1;
 	unsigned anchored : 1;
+	unsigned kind : 2;
 };
 
 struct store_ignore {
@@ -94,6 +102,12 @@ int store_ignore_add_rule(struct store_ignore *ig, const char *rule)
 		ig->cap = cap;
 	}
 	r.pat = p;
+	r.len = len;
+	/* a scan asks about every entry of the tree: most rules need no glob */
+	if (!strpbrk(p, "*?[\\"))
+		r.kind = IGNORE_LITERAL;
+	else if (p[0] == '*' && p[1] && !strpbrk(p + 1, "*?[\\") && !r.anchored)
+		r.kind = IGNORE_SUFFIX;
 	ig->rules[ig->n++] = r;
 	return 0;
 }
@@ -230,11 +244,22 @@ int store_ignore_match_leaf(const struct store_ignore *ig, const char *path, int
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
+	size_t blen = strlen(base);
 	for (size_t i = ig->n; i-- > 0;) {
 		const struct ignore_rule *r = &ig->rules[i];
+		const char *s = r->anchored ? path : base;
+		int hit;
+
 		if (r->dir_only && !is_dir)
 			continue;
-		if (ignore_wild(r->pat, r->pat, r->anchored ? path : base))
+		if (r->kind == IGNORE_LITERAL)
+			hit = strcmp(r->pat, s) == 0;
+		else if (r->kind == IGNORE_SUFFIX)
+			hit = blen >= r->len - 1 && memcmp(base + blen - (r->len - 1), r->pat + 1,
+							   r->len - 1) == 0;
+		else
+			hit = ignore_wild(r->pat, r->pat, s);
+		if (hit)
 			return !r->negate;
 	}
 	return 0;

@@ -83,9 +83,12 @@ int store_pack_begin(struct store *st, int level, struct store_pack **out)
 		free(p);
 		return r;
 	}
-	if (pack_write(p, hdr, sizeof(hdr), NULL) < 0) {
-		store_pack_abort(p);
-		return -EIO;
+	{
+		int r = pack_write(p, hdr, sizeof(hdr), NULL);
+		if (r < 0) {
+			store_pack_abort(p);
+			return r;
+		}
 	}
 	*out = p;
 	return 0;
@@ -343,7 +346,7 @@ static int pack_write_idx(struct store_pack *p, const char *path, const unsigned
 	}
 	fwrite(sha, 1, 20, f);
 	if (fflush(f) != 0 || ferror(f))
-		return -EIO;
+		return errno ? -errno : -EIO;
 	/* the trailer: SHA-1 of everything above */
 	len = ftell(f);
 	buf = malloc((size_t)len);
@@ -357,7 +360,9 @@ static int pack_write_idx(struct store_pack *p, const char *path, const unsigned
 	EVP_DigestFinal_ex(md, out, &mdlen);
 	EVP_MD_CTX_free(md);
 	fwrite(out, 1, 20, f);
-	return fflush(f) != 0 || ferror(f) ? -EIO : 0;
+	if (fflush(f) != 0 || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 int store_pack_finish(struct store_pack *p, struct herr *e)
@@ -374,11 +379,11 @@ int store_pack_finish(struct store_pack *p, struct herr *e)
 		return 0;
 	}
 	qsort(p->v, p->n, sizeof(*p->v), pack_ent_cmp);
-	r = pwrite(p->fd, &be, 4, 8) == 4 ? 0 : -EIO;
+	r = pwrite(p->fd, &be, 4, 8) == 4 ? 0 : (errno ? -errno : -EIO);
 	if (r == 0)
 		r = pack_sha1_file(p->fd, p->off, sha, p->rbuf);
 	if (r == 0 && pwrite(p->fd, sha, 20, (off_t)p->off) != 20)
-		r = -EIO;
+		r = errno ? -errno : -EIO;
 	for (int i = 0; i < 20; i++)
 		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
 	snprintf(pack, sizeof(pack), "%s/objects/pack/pack-%s.pack", p->st->dir, hex);

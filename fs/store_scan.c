@@ -262,7 +262,7 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 				break;
 			}
 			r = fsio_hash_fd(odb, fd, (size_t)seen->st_size, oid);
-			if (r != -EAGAIN && r != -EIO)
+			if (r != -EAGAIN && r != -EPIPE)
 				break;
 		}
 	}
@@ -323,6 +323,10 @@ static int scan_file(struct scan_ctx *c, int dirfd, const char *name, const char
 			    : store_hash_at(c->st, dirfd, name, sb, &oid, &seen);
 		if (r == -ENOENT)
 			return 0; /* vanished or changed type under us */
+		if (r == -EPIPE) { /* the object store refused the write */
+			r = store_git_err(c->e, r, "cannot write it into the checkpoint store");
+			return err_prefix(c->e, "%s", rel);
+		}
 		if (r < 0)
 			return err_sys(c->e, r, "cannot read %s", rel);
 		c->bytes += (unsigned long long)seen.st_size;

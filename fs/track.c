@@ -2,6 +2,8 @@
  * name into relative paths, drop excluded ones, and bracket the operation
  * with the turn gate so a checkpoint never sees it half done. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +35,23 @@ static void track_begin(fuse_req_t req, struct turns *t, struct track *tk)
 
 	turns_enter(t, ctx->pid, ctx->uid);
 	tk->turns = t;
+}
+
+/* A file with other names in the tree: we know only the name it was last
+ * looked up by, so the next checkpoint re-validates the whole tree (with the
+ * stat cache; once per file and checkpoint). */
+static int track_hard_linked(struct hfs *fs, struct hfs_inode *in)
+{
+	struct inode_fd f;
+	struct stat st;
+	int linked = 0;
+
+	if (inode_fd_get(fs, in, &f) < 0)
+		return 0;
+	if (fstatat(f.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
+		linked = st.st_nlink > 1;
+	inode_fd_put(&f);
+	return linked;
 }
 
 void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk)
@@ -72,6 +91,8 @@ void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk)
 	}
 	turns_mark(t, path);
 	atomic_store(&in->mark_epoch, ep);
+	if (S_ISREG(in->type) && track_hard_linked(fs, in))
+		turns_need_full_scan(t); /* its other names change too */
 }
 
 void track_name(fuse_req_t req, struct hfs_inode *dir, const char *name, struct track *tk)

@@ -1,6 +1,7 @@
 /* Mount helpers shared by mount, umount and status: lexical paths, dead
  * mount cleanup, and the JSON form of a mount record. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +53,35 @@ int hctl_abspath(const char *in, char *out, size_t size)
 }
 
 /* Detach a mount whose daemon is gone and forget its record. */
+/* Abort the FUSE connection of a dead mount: a daemon killed while one of
+ * its threads waited on a request to its own mount (a restore writes through
+ * it) cannot finish dying until the kernel gives up that request, and until
+ * then it keeps its files, the store's lock among them. */
+static void hctl_fuse_abort(const char *mountpoint)
+{
+	const char *dir = "/sys/fs/fuse/connections";
+	char path[PATH_MAX];
+	unsigned minor = 0;
+	int fd;
+
+	if (mounts_kernel_dev(mountpoint, NULL, 0, &minor) <= 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%u/abort", dir, minor);
+	if (access(path, F_OK) < 0 && geteuid() == 0)
+		mount("fusectl", dir, "fusectl", 0, NULL); /* not mounted yet */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* not ours to abort (non-root), or already gone */
+	if (write(fd, "1", 1) < 0) {
+		/* nothing more to do: detaching still frees the path */
+	}
+	close(fd);
+}
+
 int hctl_cleanup_dead(const struct mount_info *m)
 {
+	if (m->mounted)
+		hctl_fuse_abort(m->mountpoint);
 	if (m->mounted && umount2(m->mountpoint, MNT_DETACH) < 0) {
 		int r = -errno;
 		pid_t pid = fork();

@@ -6,14 +6,21 @@
 # log reads; every write acknowledged before the kill is on disk (a restore
 # leaves each file whole, old or new); hermesctl mount recovers the tree and
 # the next checkpoint works (no stale lock blocks the store).
-# CKPT_KILL9_ITERATIONS (default 8, within CKPT_KILL9_BUDGET_S=30 s) and CKPT_KILL9_FILES (3000) scale it.
+# CKPT_KILL9_ITERATIONS (default 8; none starts after CKPT_KILL9_BUDGET_S=30 s)
+# and CKPT_KILL9_FILES (3000) scale it; an ASan daemon gets 1,500 files and 20 s.
 # shellcheck disable=SC2317 # the scenario_* functions are called by name
 . "$SRC/tests/integration/ckpt_lib.sh"
 ckpt_init
 ckpt_config
+# a sanitizer build runs every step several times slower: smaller tree, shorter budget
+if ldd "$HERMESFS" 2>/dev/null | grep -q libasan; then
+	small_files=1500 small_budget=20
+else
+	small_files=3000 small_budget=30
+fi
 ITER=${CKPT_KILL9_ITERATIONS:-8}
-NFILES=${CKPT_KILL9_FILES:-3000}
-BUDGET_S=${CKPT_KILL9_BUDGET_S:-30}
+NFILES=${CKPT_KILL9_FILES:-$small_files}
+BUDGET_S=${CKPT_KILL9_BUDGET_S:-$small_budget} # no new iteration after this many s of the test
 
 # the tree: NFILES small files in directories of 100
 python3 - "$TREE" "$NFILES" <<'PY'
@@ -91,6 +98,18 @@ k9_kill() {
 	*dead*) ;;
 	*) t_check_fail "status does not say dead: $out" ;;
 	esac
+}
+
+# say whether the kill came before or after the daemon logged PATTERN
+# (in the log lines written since k9_mark)
+K9_LOG=$HERMES_HOME/logs/${STORE##*/}.log
+k9_mark() { K9_MARK=$(wc -l 2>/dev/null <"$K9_LOG" || echo 0); }
+k9_where() {
+	if tail -n +$((K9_MARK + 1)) "$K9_LOG" 2>/dev/null | grep -q "$2"; then
+		t_log "$1: killed after it completed"
+	else
+		t_log "$1: killed before it completed"
+	fi
 }
 
 # the store as git sees it: fsck clean, log readable when there is a HEAD
@@ -188,9 +207,11 @@ for d in sorted(os.listdir(tree))[:8]:
             open(os.path.join(p, f), "a").write("offline %s\n" % sys.argv[2])
 PY
 	fi
+	k9_mark
 	k9_mount
 	rand_sleep 600
 	k9_kill
+	k9_where "baseline $it" "checkpoint [0-9a-f]* \"\(baseline\|changes made while unmounted\)\""
 	k9_check_store "baseline $it"
 	k9_recover "baseline-$it"
 }
@@ -199,11 +220,13 @@ scenario_checkpoint() {
 	local it=$1 t
 	for f in "$TREE"/d00[0-9]/*.txt; do echo "turn $it" >>"$f"; done
 	ckpt_turn "big $it"
+	k9_mark
 	touch "$TREE/trigger-$it" 2>/dev/null & # blocks until the turn's checkpoint is in
 	t=$!
 	rand_sleep 150
 	k9_kill
 	wait "$t" 2>/dev/null
+	k9_where "checkpoint $it" "checkpoint [0-9a-f]* \"big $it\""
 	k9_check_store "checkpoint $it"
 	k9_recover "checkpoint-$it"
 	grep -q "turn $it" "$TREE/d000/f00000.txt" || t_check_fail "checkpoint $it: the turn's writes are gone"
@@ -219,11 +242,13 @@ os.chdir(sys.argv[1])
 print(json.dumps({n: open(n).read() for n in glob.glob("d00[0-9]/*.txt")}))
 PY2
 	for f in "$TREE"/d00[0-9]/*.txt; do echo "overwritten $it" >"$f"; done
+	k9_mark
 	ckpt_ctl "{\"op\":\"restore\",\"spec\":\"$good\"}" >/dev/null 2>&1 &
 	r=$!
 	rand_sleep 300
 	k9_kill
 	wait "$r" 2>/dev/null
+	k9_where "restore $it" "restored the tree to ${good:0:12}"
 	k9_check_store "restore $it"
 	k9_recover "restore-$it"
 	# each file whole: as overwritten or as restored
@@ -245,11 +270,10 @@ PY2
 
 k9_mount
 t_wait_for 60 ckpt_baseline_done || t_fail "the first baseline did not finish"
-start=$(date +%s)
 scenarios=(writes baseline checkpoint restore)
 for ((it = 0; it < ITER; it++)); do
 	s=${scenarios[$((it % 4))]}
-	if [ $(($(date +%s) - start)) -ge "$BUDGET_S" ] && [ "$it" -ge 4 ]; then
+	if [ "$SECONDS" -ge "$BUDGET_S" ] && [ "$it" -ge 4 ]; then
 		t_log "time budget spent after $it iterations"
 		break
 	fi
