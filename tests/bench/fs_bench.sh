@@ -6,6 +6,12 @@
 # gives the median of each side, and the spread of the native runs
 # (slowest/fastest) shows the machine's noise.
 #
+# Two mounts take part: "mount" with checkpoints off (the filesystem alone,
+# config checkpoints.enabled: false) and "ckpt" with checkpoints on (each
+# run there starts with `hermesctl turn`, so its first change pays for the
+# checkpoint of the previous run's changes); the table gives mount/native
+# and ckpt/mount.
+#
 # usage: fs_bench.sh [--quick] [--opts "DAEMON OPTIONS"]
 #   BUILD (default: <source>/build) holds fs/hermesfs and the bench helper;
 #   BENCH_DIR (default /tmp) is where the data goes (needs ~2.5 GiB free).
@@ -181,28 +187,35 @@ w_untar() { # RUN DIR
 	rm -rf "$dir/x"
 }
 
-# aba WORKLOAD ROUNDS: N M N M ... N with ROUNDS mount runs; figures into
-# R[native<k>,*] and R[mount<k>,*]
+# aba WORKLOAD ROUNDS: N M C N M C ... N with ROUNDS runs on each mount;
+# figures into R[native<k>,*], R[mount<k>,*] and R[ckpt<k>,*]
 aba() {
 	local w=$1 rounds=$2 k
 	for ((k = 1; k <= rounds; k++)); do
 		"$w" "native$k" "$B/native"
 		"$w" "mount$k" "$B/src"
+		# a new turn: the workload's first change pays for a checkpoint
+		# of what the previous workload changed
+		HERMES_HOME=$T/home-on "$BUILD/tools/hermesctl" turn -m "bench $w" \
+			-C "$B/ckpt" >/dev/null || w_fail "hermesctl turn failed"
+		"$w" "ckpt$k" "$B/ckpt"
 	done
 	"$w" "native$((rounds + 1))" "$B/native"
 }
 
 t_log "generating a tarball of $NTREE files"
 make_tree
-mkdir -p "$B/native" "$B/src"
-
-t_mount "$B/src" -- "${daemon_opts[@]}"
+mkdir -p "$B/native" "$B/src" "$B/ckpt" "$T/home-off" "$T/home-on"
+printf 'checkpoints:\n  enabled: false\n' >"$T/home-off/config.yaml"
+HERMES_HOME=$T/home-off t_mount "$B/src" -- "${daemon_opts[@]}"
+HERMES_HOME=$T/home-on t_mount "$B/ckpt" -- "${daemon_opts[@]}"
 aba w_seq "$ROUNDS_SEQ"
 aba w_rand "$ROUNDS"
 aba w_files "$ROUNDS"
 aba w_untar "$ROUNDS"
 cd / || exit 1
 t_umount "$B/src"
+t_umount "$B/ckpt"
 
 # ratio A B: A/B with two decimals
 ratio() {
@@ -234,20 +247,23 @@ printf '\nhermesfs bench (%s sizes%s); caches %s between phases\n' \
 	"$([ "$quick" = 1 ] && echo quick || echo full)" \
 	"${daemon_opts[*]:+, daemon options ${daemon_opts[*]}}" \
 	"$([ "$can_drop" = 1 ] && echo dropped || echo NOT dropped)"
-printf 'medians of alternating runs; noise = slowest/fastest native run\n'
-printf '%-30s %11s %11s %9s %7s %5s\n' metric native mount mount/nat noise runs
+printf 'medians of alternating runs (sequential: %s native, %s per mount; others: %s, %s);\n' \
+	"$((ROUNDS_SEQ + 1))" "$ROUNDS_SEQ" "$((ROUNDS + 1))" "$ROUNDS"
+printf 'noise = slowest/fastest native run; ckpt = mount with checkpoints on, a turn per run\n'
+printf '%-30s %10s %10s %9s %10s %9s %6s\n' metric native mount mount/nat ckpt ckpt/mnt noise
 row() { # label, key, kind (rate: higher is better, time: lower is better)
-	local label=$1 key=$2 kind=$3 n m lo hi noise r
+	local label=$1 key=$2 kind=$3 n m c lo hi noise r rc
 	n=$(side_stat native "$key" median) m=$(side_stat mount "$key" median)
+	c=$(side_stat ckpt "$key" median)
 	lo=$(side_stat native "$key" min) hi=$(side_stat native "$key" max)
 	noise=$(ratio "$hi" "$lo")
 	r=$(ratio "$m" "$n")
-	printf '%-30s %11s %11s %9s %7s %2s+%-2s\n' "$label" "$n" "$m" "$r" "$noise" \
-		"$(side_stat native "$key" n)" "$(side_stat mount "$key" n)"
+	rc=$(ratio "$c" "$m")
+	printf '%-30s %10s %10s %9s %10s %9s %6s\n' "$label" "$n" "$m" "$r" "$c" "$rc" "$noise"
 	if [ "$kind" = rate ]; then
-		SUMMARY+=("$label: mount at ${r}x native throughput (native runs vary by ${noise}x)")
+		SUMMARY+=("$label: mount at ${r}x native throughput, checkpoints on at ${rc}x of that (native runs vary by ${noise}x)")
 	else
-		SUMMARY+=("$label: mount takes ${r}x native time (native runs vary by ${noise}x)")
+		SUMMARY+=("$label: mount takes ${r}x native time, checkpoints on ${rc}x of that (native runs vary by ${noise}x)")
 	fi
 }
 SUMMARY=()
