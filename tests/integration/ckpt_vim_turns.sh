@@ -26,12 +26,16 @@ snapshot() {
 }
 snapshot "$T/state0"
 
-# vim waits for $ctl/goK, edits, saves, then writes $ctl/savedK; its
-# swap file (.a.txt.swp) lives in the tree as it normally does.
+# vim writes $ctl/ready once its swap file (.a.txt.swp, in the tree as it
+# normally is) exists, then for each K waits for $ctl/goK, edits, saves and
+# writes $ctl/savedK.
 ctl=$T/ctl
 mkdir "$ctl"
 cat >"$T/session.vim" <<EOF
 let s:ctl = '$ctl'
+" the swap file exists before the first turn, as in an interactive session
+preserve
+call writefile([], s:ctl . '/ready')
 for k in range(1, $NSAVES)
   let s:n = 0
   while !filereadable(s:ctl . '/go' . k) && s:n < 1500
@@ -53,6 +57,8 @@ EOF
 (cd "$TREE" && exec vim -Nu NONE -i NONE -es -S "$T/session.vim" a.txt </dev/null >"$T/vim.out" 2>&1) &
 vim_pid=$!
 t_on_cleanup "kill $vim_pid"
+t_wait_for 30 test -e "$ctl/ready" || t_fail "vim did not start (see $T/vim.out)"
+[ -e "$TREE/.a.txt.swp" ] || t_fail "vim made no swap file in the tree"
 
 for k in $(seq 1 "$NSAVES"); do
 	ckpt_turn "save $k"
