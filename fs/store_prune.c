@@ -214,7 +214,21 @@ static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
 	}
-	r = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp);
+	/* a background collection yields the CPU and the disk to the user's
+	 * own work (the daemon's foreground never waits for it anyway) */
+	char *bg_argv[8 + sizeof(argv) / sizeof(argv[0])] = {
+		"nice", "-n", "19", "ionice", "-c", "2", "-n", "7",
+	};
+	const char *prog = "/bin/sh";
+	char **av = argv;
+	if (!wait && access("/usr/bin/nice", X_OK) == 0 &&
+	    access("/usr/bin/ionice", X_OK) == 0) {
+		memcpy(bg_argv + 8, argv, sizeof(argv)); /* with its NULL */
+		bg_argv[8] = "/bin/sh";
+		prog = "/usr/bin/nice";
+		av = bg_argv;
+	}
+	r = posix_spawn(&pid, prog, &fa, &attr, av, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (r != 0)
