@@ -96,9 +96,11 @@ static int checkpoints_collect(const struct config *cfg, struct ckstore **out, s
 	return 0;
 }
 
-static void checkpoints_print(const struct ckstore *v, size_t n, int json)
+static void checkpoints_print(const struct config *cfg, const struct ckstore *v, size_t n,
+			      int json)
 {
 	long long total = 0;
+	long long cap = config_int(cfg, "checkpoints.max_total_size_mb", 500) << 20;
 
 	if (json) {
 		cJSON *arr = cJSON_CreateArray();
@@ -134,6 +136,16 @@ static void checkpoints_print(const struct ckstore *v, size_t n, int json)
 		if (v[i].disabled[0])
 			printf("  (%s%s)", v[i].broken ? "damaged: " : "", v[i].disabled);
 		putchar('\n');
+		/* a store never goes below its newest checkpoint: say so rather
+		 * than let a cap smaller than one tree look ignored */
+		if (cap > 0 && v[i].bytes > cap && v[i].count <= 2)
+			printf("%11s over max_total_size_mb (%lld MB): one checkpoint of this tree "
+			       "needs %.0f MB; raise the cap or exclude more\n",
+			       "", cap >> 20, (double)v[i].bytes / 1048576.0);
+		else if (cap > 0 && v[i].bytes > cap)
+			printf("%11s over max_total_size_mb (%lld MB): the next checkpoint drops the "
+			       "oldest ('hermesctl checkpoints prune' does it now)\n",
+			       "", cap >> 20);
 	}
 	printf("total %.1f MB in %zu store%s\n", (double)total / 1048576.0, n, n == 1 ? "" : "s");
 }
@@ -158,7 +170,7 @@ static int checkpoints_prune(const struct config *cfg, int json)
 	}
 	free(v);
 	checkpoints_collect(cfg, &v, &n);
-	checkpoints_print(v, n, json);
+	checkpoints_print(cfg, v, n, json);
 	free(v);
 	return rc;
 }
@@ -270,7 +282,7 @@ int cmd_checkpoints(int argc, char **argv)
 		struct ckstore *v = NULL;
 		size_t n = 0;
 		checkpoints_collect(cfg, &v, &n);
-		checkpoints_print(v, n, json);
+		checkpoints_print(cfg, v, n, json);
 		free(v);
 		rc = HCTL_OK;
 	} else if (strcmp(sub, "prune") == 0 && optind == argc) {
