@@ -484,7 +484,10 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 		r = store_sink_flush(st, e);
 	if (r == 0) {
 		sc_save(st, &c.new_tab);
-		st->written_since_gc += (long long)c.bytes;
+		/* the first baseline is one fresh pack with nothing to reclaim:
+		 * collecting right after it would only compete with the user */
+		if (head)
+			st->written_since_gc += (long long)c.bytes;
 		if (progress)
 			progress(progress_arg, c.files, c.bytes);
 	}
