@@ -30,7 +30,12 @@ cat >"$proj/src/hello.c" <<'C'
 int main(void) { puts("hello"); return 0; }
 C
 
-run() { printf '$ %s\n' "$*"; "$@"; }
+run() {
+	printf '$'
+	printf ' %q' "$@"
+	printf '\n'
+	"$@"
+}
 
 run "$ctl" mount "$proj"
 mounted=1
@@ -40,6 +45,14 @@ printf '$ echo "edited through the mount" >> README.md\n'
 echo "edited through the mount" >>README.md
 run cat README.md
 run findmnt -n -o TARGET,FSTYPE,OPTIONS -T "$proj"
+run "$ctl" turn -m "the agent deletes a file"
+printf '$ rm src/hello.c\n'
+rm src/hello.c
+run "$ctl" rollback
+run "$ctl" rollback diff 1 --no-pager
+run "$ctl" rollback 1
+run ls src
+[ -f src/hello.c ] || { echo "demo: the rollback did not bring src/hello.c back" >&2; exit 1; }
 cd /
 run "$ctl" umount "$proj"
 mounted=0
@@ -47,4 +60,4 @@ printf '$ cat %s/README.md   # after unmount: the edit is on disk\n' "$proj"
 cat "$proj/README.md"
 grep -q "edited through the mount" "$proj/README.md"
 echo
-echo "demo finished: the tree was mounted in place, edited, and unmounted intact"
+echo "demo finished: mounted in place, edited, a deletion rolled back, unmounted intact"
