@@ -36,6 +36,10 @@ struct hfs_inode {
 	 * last marked dirty, or found excluded */
 	atomic_uint_fast64_t mark_epoch;
 	atomic_uint_fast64_t skip_epoch;
+	/* end offset of the last write if it stopped on a page boundary (the
+	 * kernel may send the rest of the same write() as the next request),
+	 * else 0 */
+	atomic_uint_fast64_t write_split_end;
 
 	/* All below: protected by hfs.table_lock. */
 	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
@@ -197,9 +201,14 @@ void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 struct turns;
 struct track {
 	struct turns *turns; /* non-NULL while inside the turn gate */
+	int continuation;    /* the rest of a write() already begun */
 };
 /* The content or attributes of in change. */
 void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk);
+/* A write of size bytes at off: like track_inode, and keeps the halves of
+ * a write() the kernel split at a page boundary in one turn. */
+void track_write(fuse_req_t req, struct hfs_inode *in, off_t off, size_t size,
+		 struct track *tk);
 /* name in dir is created or removed. */
 void track_name(fuse_req_t req, struct hfs_inode *dir, const char *name, struct track *tk);
 /* Two names change (rename, exchange); d2 may be NULL. */

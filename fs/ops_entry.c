@@ -141,7 +141,7 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 	int fh = fi ? (int)fi->fh : -1;
 	struct inode_fd f;
 	struct stat st;
-	struct track tk;
+	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_SETATTR);
@@ -199,7 +199,7 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
-	struct track tk;
+	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, op);
@@ -249,7 +249,7 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 	struct fuse_entry_param e;
 	struct inode_fd f;
 	struct sys_creds c;
-	struct track tk;
+	struct track tk = { 0 };
 	char proc[64];
 	int r;
 
@@ -281,7 +281,7 @@ void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *dir = inode_get(fs, parent);
-	struct track tk;
+	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_UNLINK);
@@ -295,7 +295,7 @@ void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *dir = inode_get(fs, parent);
-	struct track tk;
+	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_RMDIR);
@@ -311,7 +311,7 @@ void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *from = inode_get(fs, parent);
 	struct hfs_inode *to = inode_get(fs, newparent);
-	struct track tk;
+	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_RENAME);

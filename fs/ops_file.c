@@ -60,7 +60,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
-	struct track tk;
+	struct track tk = { 0 };
 	int fd, r;
 
 	hfs_count(fs, HFS_OP_CREATE);
@@ -125,12 +125,12 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 {
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(bufv));
 	struct hfs *fs = hfs_of(req);
-	struct track tk;
+	struct track tk = { 0 };
 	ssize_t n;
 
 	hfs_count(fs, HFS_OP_WRITE);
 	/* a file opened in an earlier turn is written in this one */
-	track_inode(req, inode_get(fs, ino), &tk);
+	track_write(req, inode_get(fs, ino), off, fuse_buf_size(bufv), &tk);
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = (int)fi->fh;
 	out.buf[0].pos = off;
@@ -169,7 +169,7 @@ void hfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t
 		   struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
-	struct track tk;
+	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_FALLOCATE);
@@ -185,7 +185,7 @@ void hfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 {
 	struct hfs *fs = hfs_of(req);
 	loff_t in = off_in, out = off_out;
-	struct track tk;
+	struct track tk = { 0 };
 	ssize_t n;
 
 	(void)ino_in;

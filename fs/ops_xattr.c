@@ -85,7 +85,7 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *in = inode_get(fs, ino);
-	struct track tk;
+	struct track tk = { 0 };
 	char proc[64];
 	struct inode_fd f;
 	int r;
@@ -104,7 +104,7 @@ void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *in = inode_get(fs, ino);
-	struct track tk;
+	struct track tk = { 0 };
 	char proc[64];
 	struct inode_fd f;
 	int r;

@@ -33,7 +33,7 @@ static void track_begin(fuse_req_t req, struct turns *t, struct track *tk)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 
-	turns_enter(t, ctx->pid, ctx->uid);
+	turns_enter_ex(t, ctx->pid, ctx->uid, tk->continuation);
 	tk->turns = t;
 }
 
@@ -52,6 +52,20 @@ static int track_hard_linked(struct hfs *fs, struct hfs_inode *in)
 		linked = st.st_nlink > 1;
 	inode_fd_put(&f);
 	return linked;
+}
+
+void track_write(fuse_req_t req, struct hfs_inode *in, off_t off, size_t size,
+		 struct track *tk)
+{
+	uint64_t end = (uint64_t)off + size;
+	uint64_t prev = atomic_exchange(&in->write_split_end,
+					end % 4096 == 0 && off % 4096 != 0 ? end : 0);
+
+	/* one write() crossing a page boundary can arrive as two requests:
+	 * the first ends on the boundary, the second starts right there */
+	tk->continuation = prev != 0 && (uint64_t)off == prev;
+	track_inode(req, in, tk);
+	tk->continuation = 0;
 }
 
 void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk)

@@ -228,11 +228,18 @@ static void note_who(struct turns *t, pid_t pid, uid_t uid)
 
 void turns_enter(struct turns *t, pid_t pid, uid_t uid)
 {
+	turns_enter_ex(t, pid, uid, 0);
+}
+
+void turns_enter_ex(struct turns *t, pid_t pid, uid_t uid, int continuation)
+{
 	long long now = now_ms();
 	long long last = atomic_exchange(&t->last_mutation_ms, now);
 
 	if (atomic_load(&t->suspended) > 0)
 		goto enter; /* a restore is writing: its changes join this turn */
+	if (continuation)
+		goto enter; /* the rest of a write() already begun: finish it first */
 	if (t->idle_ms > 0 && last > 0 && now - last > t->idle_ms &&
 	    !atomic_load(&t->pending)) {
 		pthread_mutex_lock(&t->lock);

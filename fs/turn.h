@@ -48,6 +48,10 @@ void turns_need_full_scan(struct turns *t);
 
 /* Bracket every mutating operation. enter may block for a checkpoint. */
 void turns_enter(struct turns *t, pid_t pid, uid_t uid);
+/* The same for the second half of one write() that the kernel split into
+ * two requests at a page boundary: it never starts a pending checkpoint,
+ * so no checkpoint shows the write torn. */
+void turns_enter_ex(struct turns *t, pid_t pid, uid_t uid, int continuation);
 void turns_mark(struct turns *t, const char *relpath);
 void turns_exit(struct turns *t);
 
