@@ -57,15 +57,20 @@ static int track_hard_linked(struct hfs *fs, struct hfs_inode *in)
 void track_write(fuse_req_t req, struct hfs_inode *in, off_t off, size_t size,
 		 struct track *tk)
 {
+	struct turns *t = track_turns(hfs_of(req));
 	uint64_t end = (uint64_t)off + size;
-	uint64_t prev = atomic_exchange(&in->write_split_end,
-					end % 4096 == 0 && off % 4096 != 0 ? end : 0);
+	int splits = end % 4096 == 0 && off % 4096 != 0;
+	uint64_t prev = atomic_load(&in->write_split_end);
 
 	/* one write() crossing a page boundary can arrive as two requests:
 	 * the first ends on the boundary, the second starts right there */
 	tk->continuation = prev != 0 && (uint64_t)off == prev;
 	track_inode(req, in, tk);
 	tk->continuation = 0;
+	/* inside the gate now (or untracked): account the split state */
+	prev = atomic_exchange(&in->write_split_end, splits ? end : 0);
+	if (t && (prev != 0) != splits)
+		turns_split(t, splits ? 1 : -1);
 }
 
 void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk)

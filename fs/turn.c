@@ -33,6 +33,10 @@ struct turns {
 	atomic_int suspended;
 	/* bumped each time the dirty set is committed and cleared; starts at 1 */
 	atomic_ullong epoch;
+	/* writes the kernel split at a page boundary whose second half has not
+	 * arrived yet, and when the latest such first half came */
+	atomic_int split_open;
+	atomic_llong split_since_ms;
 
 	pthread_mutex_t lock; /* protects everything below */
 	struct pathset *dirty;
@@ -112,6 +116,35 @@ void turns_need_full_scan(struct turns *t)
 	pthread_mutex_unlock(&t->lock);
 }
 
+#define SPLIT_WAIT_MS 3
+
+void turns_split(struct turns *t, int delta)
+{
+	if (delta > 0)
+		atomic_store(&t->split_since_ms, now_ms());
+	atomic_fetch_add(&t->split_open, delta);
+}
+
+/* Take the gate exclusively, but not between the two halves of a write()
+ * the kernel split: a checkpoint there would show the write torn. A half
+ * that never gets its second (a write that really ended on the boundary)
+ * holds a checkpoint back SPLIT_WAIT_MS at most. */
+static void gate_lock_whole(struct turns *t)
+{
+	for (int tries = 0;; tries++) {
+		long long deadline = atomic_load(&t->split_since_ms) + SPLIT_WAIT_MS;
+		while (atomic_load(&t->split_open) > 0 && now_ms() < deadline) {
+			struct timespec d = { 0, 100 * 1000 };
+			nanosleep(&d, NULL);
+		}
+		pthread_rwlock_wrlock(&t->gate);
+		if (atomic_load(&t->split_open) <= 0 || tries >= 3 ||
+		    now_ms() >= atomic_load(&t->split_since_ms) + SPLIT_WAIT_MS)
+			return;
+		pthread_rwlock_unlock(&t->gate); /* a split began meanwhile */
+	}
+}
+
 /* With the gate held exclusively: commit what changed since the last
  * checkpoint. Keeps the dirty set when the commit fails, so nothing that
  * changed is forgotten by the next attempt. */
@@ -171,7 +204,7 @@ int turns_checkpoint_now(struct turns *t, const char *reason, struct herr *e)
 {
 	int r;
 
-	pthread_rwlock_wrlock(&t->gate);
+	gate_lock_whole(t);
 	r = checkpoint_locked(t, reason, e);
 	/* this was the turn's checkpoint: the next change need not wait */
 	atomic_store(&t->pending, 0);
@@ -254,7 +287,7 @@ void turns_enter_ex(struct turns *t, pid_t pid, uid_t uid, int continuation)
 			atomic_store(&t->pending, 1);
 	}
 	if (atomic_load(&t->pending)) {
-		pthread_rwlock_wrlock(&t->gate);
+		gate_lock_whole(t);
 		/* re-checked under the gate: a restore may have begun meanwhile */
 		if (atomic_load(&t->pending) && !atomic_load(&t->suspended)) {
 			struct herr e = HERR_INIT;

@@ -52,6 +52,10 @@ void turns_enter(struct turns *t, pid_t pid, uid_t uid);
  * two requests at a page boundary: it never starts a pending checkpoint,
  * so no checkpoint shows the write torn. */
 void turns_enter_ex(struct turns *t, pid_t pid, uid_t uid, int continuation);
+/* +1 when a write stopped on a page boundary mid-page (its write() may go
+ * on in the next request), -1 when that inode's next write came: no
+ * checkpoint is taken between the two (for a few ms at most). */
+void turns_split(struct turns *t, int delta);
 void turns_mark(struct turns *t, const char *relpath);
 void turns_exit(struct turns *t);
 
