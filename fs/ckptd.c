@@ -378,22 +378,46 @@ int ckptd_ctl_list(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e
 	return 0;
 }
 
+/* The request's "paths" (strings) as an array the store takes; NULL and
+ * *n = 0 when none. Anything else in the list is an error, never skipped:
+ * a restore of fewer files than asked must not report success. */
+static int req_paths(const cJSON *req, const char ***out, size_t *n, struct herr *e)
+{
+	const cJSON *paths = cJSON_GetObjectItemCaseSensitive(req, "paths");
+	size_t cnt = cJSON_IsArray(paths) ? (size_t)cJSON_GetArraySize(paths) : 0, i = 0;
+	const cJSON *it;
+
+	*out = NULL;
+	*n = 0;
+	if (cnt == 0)
+		return 0;
+	*out = calloc(cnt, sizeof(**out));
+	if (!*out)
+		return err_set(e, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach(it, paths)
+	{
+		if (!cJSON_IsString(it)) {
+			free(*out);
+			*out = NULL;
+			return err_set(e, -EINVAL, "\"paths\" must hold strings only");
+		}
+		(*out)[i++] = it->valuestring;
+	}
+	*n = i;
+	return 0;
+}
+
 int ckptd_ctl_diff(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e)
 {
 	struct hfs_ckpt *c = fs->ckpt;
-	const cJSON *paths = cJSON_GetObjectItemCaseSensitive(req, "paths");
-	const char *pv[256];
+	const char **pv = NULL;
 	char oid[STORE_OID_HEX];
 	char *text = NULL;
 	size_t len = 0, np = 0;
 	int r;
 
-	if ((r = ckptd_need(fs, e)) < 0)
+	if ((r = ckptd_need(fs, e)) < 0 || (r = req_paths(req, &pv, &np, e)) < 0)
 		return r;
-	for (const cJSON *it = cJSON_IsArray(paths) ? paths->child : NULL; it && np < 256;
-	     it = it->next)
-		if (cJSON_IsString(it))
-			pv[np++] = it->valuestring;
 	struct store_diff_opts o = {
 		.paths = np ? pv : NULL,
 		.npaths = np,
@@ -401,8 +425,10 @@ int ckptd_ctl_diff(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e
 		.stat_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stat_only")),
 	};
 	FILE *out = open_memstream(&text, &len);
-	if (!out)
+	if (!out) {
+		free(pv);
 		return err_set(e, -ENOMEM, "out of memory");
+	}
 	pthread_mutex_lock(&c->op_lock);
 	pthread_mutex_lock(&c->store_lock);
 	r = store_resolve(c->store, req_str(req, "spec", ""), oid, e);
@@ -417,6 +443,7 @@ int ckptd_ctl_diff(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e
 		cJSON_AddStringToObject(resp, "diff", text ? text : "");
 	}
 	free(text);
+	free(pv);
 	return r < 0 ? r : 0;
 }
 
@@ -452,20 +479,15 @@ static void ckptd_ids_leave(struct ckptd_ids *ids)
 int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e)
 {
 	struct hfs_ckpt *c = fs->ckpt;
-	const cJSON *paths = cJSON_GetObjectItemCaseSensitive(req, "paths");
 	const char *spec = req_str(req, "spec", "");
-	const char *pv[1024];
+	const char **pv = NULL;
 	char oid[STORE_OID_HEX], safety[STORE_OID_HEX] = "", reason[128];
 	size_t np = 0, changed = 0;
 	struct ckptd_ids ids;
 	int r, mfd;
 
-	if ((r = ckptd_need(fs, e)) < 0)
+	if ((r = ckptd_need(fs, e)) < 0 || (r = req_paths(req, &pv, &np, e)) < 0)
 		return r;
-	for (const cJSON *it = cJSON_IsArray(paths) ? paths->child : NULL; it && np < 1024;
-	     it = it->next)
-		if (cJSON_IsString(it))
-			pv[np++] = it->valuestring;
 	pthread_mutex_lock(&c->op_lock);
 	pthread_mutex_lock(&c->store_lock);
 	r = store_resolve(c->store, spec, oid, e);
@@ -507,5 +529,6 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	}
 out:
 	pthread_mutex_unlock(&c->op_lock);
+	free(pv);
 	return r < 0 ? r : 0;
 }
