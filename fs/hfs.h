@@ -49,6 +49,14 @@ struct hfs_inode {
 	char *name;               /* name in parent at that time (NULL for the root) */
 };
 
+/* fuse_file_info.fh of a file: the fd below in the low 32 bits, how the
+ * kernel was told to treat the handle above them */
+#define HFS_FH_DIRECT (1ull << 32) /* FOPEN_DIRECT_IO: writes skip the page cache */
+static inline int hfs_fh_fd(const struct fuse_file_info *fi)
+{
+	return (int)(fi->fh & 0xffffffffu);
+}
+
 enum hfs_op {
 	HFS_OP_LOOKUP, HFS_OP_FORGET, HFS_OP_GETATTR, HFS_OP_SETATTR,
 	HFS_OP_READLINK, HFS_OP_MKNOD, HFS_OP_MKDIR, HFS_OP_UNLINK, HFS_OP_RMDIR,
@@ -71,6 +79,7 @@ struct hfs {
 	char log_path[PATH_MAX];
 	int writeback;      /* -o writeback */
 	int nosplice;       /* -o nosplice */
+	int cached_writes;  /* -o cached_writes: no direct I/O for write-only opens */
 	int switch_creds;   /* running as root: act with the caller's ids */
 	time_t started;
 	struct fuse_session *se;

@@ -31,6 +31,7 @@ struct main_opts {
 	int version;
 	int writeback;
 	int nosplice;
+	int cached_writes;
 	int clone_fd;
 	int max_threads;
 	int fd_budget; /* -1: half the fd limit */
@@ -51,6 +52,7 @@ static const struct fuse_opt main_opt_spec[] = {
 	FUSE_OPT_KEY("-d", KEY_DEBUG),
 	MAIN_OPT("writeback", writeback),
 	MAIN_OPT("nosplice", nosplice),
+	MAIN_OPT("cached_writes", cached_writes),
 	MAIN_OPT("clone_fd", clone_fd),
 	{ "max_threads=%d", offsetof(struct main_opts, max_threads), 0 },
 	{ "fd_budget=%d", offsetof(struct main_opts, fd_budget), 0 },
@@ -81,6 +83,7 @@ static void main_usage(FILE *out)
 		"  -d                 debug detail in the daemon log\n"
 		"  -o writeback       kernel writeback cache (delays writes; off by default)\n"
 		"  -o nosplice        copy instead of splicing data\n"
+		"  -o cached_writes   write-only opens go through the page cache too\n"
 		"  -o max_threads=N   worker threads (default 16)\n"
 		"  -o clone_fd        one /dev/fuse fd per worker thread\n"
 		"  -o fd_budget=N     inodes that keep an fd before file handles are used\n"
@@ -372,6 +375,7 @@ int main(int argc, char **argv)
 	fs.ready_fd = -1;
 	fs.writeback = o.writeback;
 	fs.nosplice = o.nosplice;
+	fs.cached_writes = o.cached_writes;
 	fs.switch_creds = geteuid() == 0;
 	fs.started = time(NULL);
 	if (main_check_source(&fs, o.paths[0], &e) < 0 ||

@@ -66,7 +66,7 @@ void hfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	hfs_count(fs, HFS_OP_GETATTR);
 	/* with a handle: the file may be unlinked, fstat it like the caller would */
 	if (fi) {
-		r = fstat((int)fi->fh, &st) < 0 ? -errno : 0;
+		r = fstat(hfs_fh_fd(fi), &st) < 0 ? -errno : 0;
 	} else {
 		struct inode_fd f;
 		r = inode_fd_get(fs, inode_get(fs, ino), &f);
@@ -138,7 +138,7 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 		 struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
-	int fh = fi ? (int)fi->fh : -1;
+	int fh = fi ? hfs_fh_fd(fi) : -1;
 	struct inode_fd f;
 	struct stat st;
 	struct track tk = { 0 };

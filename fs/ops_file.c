@@ -23,11 +23,40 @@ static int hfs_open_flags(struct hfs *fs, int flags)
 	return flags;
 }
 
-static void hfs_file_info(struct fuse_file_info *fi, int fd)
+static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd)
 {
 	fi->fh = (uint64_t)fd;
 	/* every change passes through us: the page cache stays valid */
 	fi->keep_cache = 1;
+	/* A write-only handle cannot read or map the file, so its pages in
+	 * the kernel's cache would only be copied there for nothing. Direct
+	 * I/O hands the caller's buffer to us as it is, and spares the
+	 * security.capability lookup the kernel makes before every cached
+	 * write (one request less per write() call). Pages other handles
+	 * cached are invalidated by the kernel around each such write. */
+	if (!fs->writeback && !fs->cached_writes && (fi->flags & O_ACCMODE) == O_WRONLY) {
+		fi->direct_io = 1;
+		fi->fh |= HFS_FH_DIRECT;
+	}
+}
+
+/* The kernel leaves clearing set-user-ID (and group-executable
+ * set-group-ID) bits on a write through a direct handle to us, as it would
+ * on a write by a process without CAP_FSETID; we write as root, which keeps
+ * them, so clear them the way the kernel does for cached writes. */
+static void hfs_write_kill_suid(fuse_req_t req, int fd)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat st;
+	mode_t kill;
+
+	if (ctx->uid == 0 || fstat(fd, &st) < 0)
+		return;
+	kill = st.st_mode & S_ISUID;
+	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	if (kill && fchmod(fd, st.st_mode & 07777 & ~kill) < 0)
+		log_warn("cannot clear set-id bits after a write: %s", strerror(errno));
 }
 
 void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -48,7 +77,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -fd);
 		return;
 	}
-	hfs_file_info(fi, fd);
+	hfs_file_info(fs, fi, fd);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		close(fd); /* the caller was interrupted and is gone */
 }
@@ -86,7 +115,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		fuse_reply_err(req, -r);
 		return;
 	}
-	hfs_file_info(fi, fd);
+	hfs_file_info(fs, fi, fd);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		close(fd);
 		inode_forget(fs, inode_get(fs, e.ino), 1);
@@ -107,7 +136,7 @@ void hfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	hfs_count(hfs_of(req), HFS_OP_READ);
 	if (size < HFS_SPLICE_MIN) {
-		ssize_t n = pread((int)fi->fh, small, size, off);
+		ssize_t n = pread(hfs_fh_fd(fi), small, size, off);
 		if (n < 0)
 			fuse_reply_err(req, errno);
 		else
@@ -115,7 +144,7 @@ void hfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	buf.buf[0].fd = (int)fi->fh;
+	buf.buf[0].fd = hfs_fh_fd(fi);
 	buf.buf[0].pos = off;
 	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
@@ -132,9 +161,11 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 	/* a file opened in an earlier turn is written in this one */
 	track_write(req, inode_get(fs, ino), off, fuse_buf_size(bufv), &tk);
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	out.buf[0].fd = (int)fi->fh;
+	out.buf[0].fd = hfs_fh_fd(fi);
 	out.buf[0].pos = off;
 	n = fuse_buf_copy(&out, bufv, 0);
+	if (n > 0 && (fi->fh & HFS_FH_DIRECT))
+		hfs_write_kill_suid(req, hfs_fh_fd(fi));
 	track_done(req, &tk);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -146,7 +177,7 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
 	hfs_count(hfs_of(req), HFS_OP_RELEASE);
-	close((int)fi->fh);
+	close(hfs_fh_fd(fi));
 	fuse_reply_err(req, 0);
 }
 
@@ -156,7 +187,7 @@ void hfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_in
 	int r;
 
 	hfs_count(fs, HFS_OP_FSYNC);
-	r = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
+	r = datasync ? fdatasync(hfs_fh_fd(fi)) : fsync(hfs_fh_fd(fi));
 	r = r < 0 ? errno : 0;
 	/* with the writeback cache the kernel keeps attributes it cached
 	 * before the writes (st_blocks): make it ask again now they landed */
@@ -174,7 +205,7 @@ void hfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t
 
 	hfs_count(fs, HFS_OP_FALLOCATE);
 	track_inode(req, inode_get(fs, ino), &tk);
-	r = fallocate((int)fi->fh, mode, offset, length) < 0 ? errno : 0;
+	r = fallocate(hfs_fh_fd(fi), mode, offset, length) < 0 ? errno : 0;
 	track_done(req, &tk);
 	fuse_reply_err(req, r);
 }
@@ -191,7 +222,7 @@ void hfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	(void)ino_in;
 	hfs_count(fs, HFS_OP_COPY_FILE_RANGE);
 	track_inode(req, inode_get(fs, ino_out), &tk);
-	n = copy_file_range((int)fi_in->fh, &in, (int)fi_out->fh, &out, len,
+	n = copy_file_range(hfs_fh_fd(fi_in), &in, hfs_fh_fd(fi_out), &out, len,
 			    (unsigned int)flags);
 	n = n < 0 ? -errno : n;
 	track_done(req, &tk);
@@ -217,7 +248,7 @@ void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	 * serve those WRITEs while this one waits). */
 	if (fs->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE))
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
-	r = lseek((int)fi->fh, off, whence);
+	r = lseek(hfs_fh_fd(fi), off, whence);
 	if (r < 0)
 		fuse_reply_err(req, errno);
 	else
@@ -230,6 +261,6 @@ void hfs_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op
 
 	(void)ino;
 	hfs_count(hfs_of(req), HFS_OP_FLOCK);
-	r = flock((int)fi->fh, op);
+	r = flock(hfs_fh_fd(fi), op);
 	fuse_reply_err(req, r < 0 ? errno : 0);
 }

@@ -59,7 +59,9 @@ void track_write(fuse_req_t req, struct hfs_inode *in, off_t off, size_t size,
 {
 	struct turns *t = track_turns(hfs_of(req));
 	uint64_t end = (uint64_t)off + size;
-	int splits = end % 4096 == 0 && off % 4096 != 0;
+	/* a request as big as the kernel sends may be followed by the rest of
+	 * the same write() (direct I/O cuts where the caller's pages run out) */
+	int splits = (end % 4096 == 0 && off % 4096 != 0) || size + 4096 > HFS_MAX_WRITE;
 	uint64_t prev = atomic_load(&in->write_split_end);
 
 	/* one write() crossing a page boundary can arrive as two requests:
