@@ -41,6 +41,12 @@ struct hfs_inode {
 	 * else 0 */
 	atomic_uint_fast64_t write_split_end;
 
+	/* passthrough.c, under hfs.pt_lock: the kernel's id for this file as
+	 * a backing file (0: none), and our open handles of each kind */
+	int pt_backing;
+	unsigned pt_opens;
+	unsigned cached_opens;
+
 	/* All below: protected by hfs.table_lock. */
 	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
 	struct hfs_inode *next;   /* hash chain, or the stale list once unhashed */
@@ -52,6 +58,7 @@ struct hfs_inode {
 /* fuse_file_info.fh of a file: the fd below in the low 32 bits, how the
  * kernel was told to treat the handle above them */
 #define HFS_FH_DIRECT (1ull << 32) /* FOPEN_DIRECT_IO: writes skip the page cache */
+#define HFS_FH_PT_SHIFT 33         /* enum pt_mode, passthrough.c */
 static inline int hfs_fh_fd(const struct fuse_file_info *fi)
 {
 	return (int)(fi->fh & 0xffffffffu);
@@ -80,6 +87,12 @@ struct hfs {
 	int writeback;      /* -o writeback */
 	int nosplice;       /* -o nosplice */
 	int cached_writes;  /* -o cached_writes: no direct I/O for write-only opens */
+	int pt_wanted;      /* root, no -o nopassthrough, no writeback cache */
+	int pt_stack_depth;
+	int pt_offered;            /* the kernel's INIT offers passthrough */
+	uint64_t pt_init_unique;   /* the INIT request, to find its reply */
+	atomic_int pt_init_seen, pt_init_done, pt_enabled, pt_warned;
+	pthread_mutex_t pt_lock;
 	int switch_creds;   /* running as root: act with the caller's ids */
 	time_t started;
 	struct fuse_session *se;
@@ -108,6 +121,14 @@ static inline struct hfs *hfs_of(fuse_req_t req)
 }
 
 const char *hfs_op_name(enum hfs_op op);
+
+/* passthrough.c */
+enum pt_mode { PT_NONE, PT_CACHED, PT_PASS, PT_PASS_DIRECT };
+int pt_setup(struct hfs *fs);
+int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int may_pass);
+void pt_reply_begin(struct hfs_inode *in, int mode);
+void pt_reply_end(void);
+void pt_release(struct hfs *fs, struct hfs_inode *in, int mode);
 
 /* Count an op for status; with -d also name it in the log. */
 static inline void hfs_count(struct hfs *fs, enum hfs_op op)

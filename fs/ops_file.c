@@ -23,9 +23,9 @@ static int hfs_open_flags(struct hfs *fs, int flags)
 	return flags;
 }
 
-static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd)
+static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd, int pt)
 {
-	fi->fh = (uint64_t)fd;
+	fi->fh = (uint64_t)fd | ((uint64_t)pt << HFS_FH_PT_SHIFT);
 	/* every change passes through us: the page cache stays valid */
 	fi->keep_cache = 1;
 	/* A write-only handle cannot read or map the file, so its pages in
@@ -38,6 +38,15 @@ static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd)
 		fi->direct_io = 1;
 		fi->fh |= HFS_FH_DIRECT;
 	}
+	if (pt == PT_PASS || pt == PT_PASS_DIRECT)
+		fi->keep_cache = 0; /* passthrough handles have no page cache */
+	if (pt == PT_PASS_DIRECT)
+		fi->fh |= HFS_FH_DIRECT; /* its writes come to us as direct I/O */
+}
+
+static int hfs_fh_pt(const struct fuse_file_info *fi)
+{
+	return (int)((fi->fh >> HFS_FH_PT_SHIFT) & 3);
 }
 
 /* The kernel leaves clearing set-user-ID (and group-executable
@@ -64,7 +73,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *in = inode_get(fs, ino);
 	struct track tk = { 0 };
-	int fd;
+	int fd, pt, r;
 
 	hfs_count(fs, HFS_OP_OPEN);
 	/* opening for writing (or truncating) counts as the change itself: with
@@ -77,9 +86,15 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -fd);
 		return;
 	}
-	hfs_file_info(fs, fi, fd);
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		close(fd); /* the caller was interrupted and is gone */
+	pt = pt_open_decide(fs, in, fi->flags, fd, 1);
+	hfs_file_info(fs, fi, fd, pt);
+	pt_reply_begin(in, pt);
+	r = fuse_reply_open(req, fi);
+	pt_reply_end();
+	if (r == -ENOENT) { /* the caller was interrupted and is gone */
+		pt_release(fs, in, pt);
+		close(fd);
+	}
 }
 
 void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -90,7 +105,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	struct fuse_entry_param e;
 	struct sys_creds c;
 	struct track tk = { 0 };
-	int fd, r;
+	int fd, r, pt;
 
 	hfs_count(fs, HFS_OP_CREATE);
 	/* the turn's checkpoint may run inside track_name: as the daemon */
@@ -115,8 +130,10 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		fuse_reply_err(req, -r);
 		return;
 	}
-	hfs_file_info(fs, fi, fd);
+	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, 0);
+	hfs_file_info(fs, fi, fd, pt);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		pt_release(fs, inode_get(fs, e.ino), pt);
 		close(fd);
 		inode_forget(fs, inode_get(fs, e.ino), 1);
 	}
@@ -175,8 +192,19 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 
 void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_RELEASE);
+	struct hfs *fs = hfs_of(req);
+
+	hfs_count(fs, HFS_OP_RELEASE);
+	if (hfs_fh_pt(fi) == PT_PASS_DIRECT) {
+		/* Its maps wrote the file below without us; the kernel
+		 * releases the handle only after the last map is gone, so
+		 * count the file as changed now rather than never. */
+		struct track tk = { 0 };
+
+		track_inode(req, inode_get(fs, ino), &tk);
+		track_done(req, &tk);
+	}
+	pt_release(fs, inode_get(fs, ino), hfs_fh_pt(fi));
 	close(hfs_fh_fd(fi));
 	fuse_reply_err(req, 0);
 }

@@ -216,6 +216,7 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 		goto signals;
 	}
 	session_capture_end(&cap, NULL);
+	pt_setup(fs);
 	if ((r = ckptd_start(fs, e)) < 0)
 		goto unmount;
 	if ((r = ctl_start(fs, e)) < 0)

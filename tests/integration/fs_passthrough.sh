@@ -1,0 +1,106 @@
+#!/bin/bash
+# Kernel passthrough of read-only opens (as root, on kernels that offer it):
+# reading a file opened read-only sends no READ to the daemon, yet every
+# reader sees every write at once, whatever mix of handles is open: a
+# read-only handle with a read-write one beside it (which then gets direct
+# I/O), a read-write handle that maps the file shared and writes through the
+# map (counted as a change of the turn when it is released, so the next
+# checkpoint holds it), executables run from the mount. With -o nopassthrough
+# the same reads reach the daemon. Also: write-only opens use direct I/O and
+# cost no getxattr per write.
+. "$SRC/tests/integration/ckpt_lib.sh"
+t_need_root
+ckpt_init
+ckpt_config "turn_idle_ms: 0" "max_snapshots: 100000"
+head -c 4194304 /dev/urandom >"$TREE/data.bin"
+want=$(sha256sum <"$TREE/data.bin")
+ckpt_mount
+grep -q 'passthrough: read-only opens are served by the kernel' "$HERMES_HOME"/logs/*.log ||
+	t_skip "this kernel does not offer FUSE passthrough"
+
+ops() { # NAME: the daemon's count of that operation
+	ckpt_status_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["mounts"][0]["ops"][sys.argv[1]])' "$1"
+}
+
+before=$(ops read)
+[ "$(sha256sum <"$TREE/data.bin")" = "$want" ] || t_fail "a passthrough read returned other bytes"
+dd if="$TREE/data.bin" of=/dev/null bs=4k count=100 skip=7 status=none
+after=$(ops read)
+[ "$after" = "$before" ] || t_check_fail "reads of a read-only open reached the daemon ($before -> $after READs)"
+
+python3 - "$TREE" <<'PY' || t_fail "mixed handles disagree (see above)"
+import mmap, os, sys
+d = sys.argv[1]
+p = os.path.join(d, "mix.txt")
+with open(p, "w") as f:
+    f.write("hello world\n")
+ro = os.open(p, os.O_RDONLY)
+assert os.pread(ro, 100, 0) == b"hello world\n"
+rw = os.open(p, os.O_RDWR)            # beside a passthrough handle
+os.pwrite(rw, b"HELLO", 0)
+got = os.pread(ro, 100, 0)
+assert got == b"HELLO world\n", ("read-only handle after a write", got)
+assert os.pread(rw, 100, 0) == b"HELLO world\n"
+ro_map = mmap.mmap(ro, 0, prot=mmap.PROT_READ)
+assert ro_map[:5] == b"HELLO", ("read-only map", ro_map[:12])
+m = mmap.mmap(rw, 0)                   # shared, writable
+m[0:5] = b"howdy"
+m.flush()
+assert os.pread(ro, 100, 0) == b"howdy world\n", os.pread(ro, 100, 0)
+assert ro_map[:5] == b"howdy", ("read-only map after a shared write", ro_map[:12])
+m.close(); ro_map.close(); os.close(rw); os.close(ro)
+# once no passthrough handle is open, read-write opens use the cache again
+rw = os.open(p, os.O_RDWR)
+m = mmap.mmap(rw, 0)
+m[0:5] = b"third"
+m.close(); os.close(rw)
+with open(p) as f:
+    assert f.read() == "third world\n"
+PY
+
+# a write through a shared map beside a passthrough reader, in a later turn
+# than the map was made, lands in the checkpoint of the turn after it
+ckpt_turn maps
+echo 0123456789 >"$TREE/mapped.txt"
+ckpt_turn after-create
+echo y >"$TREE/other.txt"
+python3 - "$TREE" "$HCTL" <<'PY'
+import mmap, os, subprocess, sys
+p = os.path.join(sys.argv[1], "mapped.txt")
+ro = os.open(p, os.O_RDONLY)
+rw = os.open(p, os.O_RDWR)
+m = mmap.mmap(rw, 0)
+os.close(rw)
+subprocess.run([sys.argv[2], "turn", "-m", "map-written", "-C", sys.argv[1]], check=True)
+with open(os.path.join(sys.argv[1], "other.txt"), "w") as f:
+    f.write("z\n")                     # the turn's first change: its checkpoint
+m[0:4] = b"MAPS"
+m.flush()
+m.close(); os.close(ro)
+PY
+ckpt_turn after-map
+echo x >"$TREE/trigger.txt"
+t_wait_for 10 sh -c "[ \"\$(git --git-dir='$STORE' show HEAD:mapped.txt 2>/dev/null)\" = MAPS456789 ]" ||
+	t_check_fail "the write through the map is not in the next checkpoint: '$(git --git-dir="$STORE" show HEAD:mapped.txt 2>&1)'"
+
+# programs run from the mount (their pages come from the file below)
+cp /bin/true "$TREE/mytrue"
+"$TREE/mytrue" || t_check_fail "a program on the mount does not run"
+
+# write-only handles: direct I/O, no getxattr per write
+g0=$(ops getxattr)
+for i in $(seq 50); do echo "line $i" >"$TREE/w$i.txt"; done
+g1=$(ops getxattr)
+[ $((g1 - g0)) -lt 10 ] || t_check_fail "$((g1 - g0)) getxattr requests for 50 small writes"
+[ "$(cat "$TREE/w50.txt")" = "line 50" ] || t_check_fail "write-only file reads back wrong"
+
+t_umount "$TREE"
+# the same reads without passthrough reach the daemon
+ckpt_mount -- -o nopassthrough
+before=$(ops read)
+cat "$TREE/data.bin" >/dev/null
+after=$(ops read)
+[ "$after" -gt "$before" ] || t_check_fail "with -o nopassthrough, reads did not reach the daemon"
+[ "$(sha256sum <"$TREE/data.bin")" = "$want" ] || t_fail "a read without passthrough returned other bytes"
+t_umount "$TREE"
+t_pass "passthrough reads skip the daemon and stay coherent with every kind of handle"
