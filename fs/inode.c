@@ -296,13 +296,26 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 	return 0;
 }
 
+/* open_by_handle_at, again when it fails with ENOMEM: the kernel reports
+ * so a reconnection of the file's dentry that raced with a rename of its
+ * directories (seen once in a concurrent stress run) */
+static int inode_by_handle(struct hfs *fs, struct hfs_inode *in, int flags)
+{
+	int fd, tries = 0;
+
+	do
+		fd = open_by_handle_at(fs->mount_fd, in->handle, flags | O_CLOEXEC);
+	while (fd < 0 && errno == ENOMEM && ++tries < 3);
+	return fd;
+}
+
 int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
 {
 	out->owned = 0;
 	out->fd = in->fd;
 	if (in->fd >= 0)
 		return 0;
-	out->fd = open_by_handle_at(fs->mount_fd, in->handle, O_PATH | O_CLOEXEC);
+	out->fd = inode_by_handle(fs, in, O_PATH);
 	if (out->fd < 0)
 		return -errno;
 	out->owned = 1;
@@ -323,7 +336,7 @@ int inode_open(struct hfs *fs, struct hfs_inode *in, int flags)
 
 	if (in->fd >= 0)
 		return sys_reopen(in->fd, flags);
-	fd = open_by_handle_at(fs->mount_fd, in->handle, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	fd = inode_by_handle(fs, in, flags & ~O_NOFOLLOW);
 	return fd < 0 ? -errno : fd;
 }
 
