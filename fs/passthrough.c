@@ -139,8 +139,10 @@ static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
 				fl |= FOPEN_DIRECT_IO;
 			pt_put32(out, PT_OPEN_OUT_FLAGS, fl);
 			pt_put32(out, PT_OPEN_OUT_BACKING, (uint32_t)pt_reply_backing);
-		} else if (unique == fs->pt_init_unique && error == 0 &&
-			   !atomic_load(&fs->pt_init_done)) {
+		} else if (!atomic_load(&fs->pt_init_done) && unique == fs->pt_init_unique &&
+			   error == 0) {
+			/* the thread that read INIT answers it, before any
+			 * other request is sent to us */
 			pt_patch_init(fs, iov, count);
 			atomic_store(&fs->pt_init_done, 1);
 		}
