@@ -103,6 +103,7 @@ struct hfs {
 	int use_handles;   /* root on a filesystem with file handles */
 	long fd_budget;    /* kept O_PATH fds beyond which inodes keep handles */
 	atomic_long kept_fds;
+	atomic_long handle_recs; /* records without an fd (handle only) */
 
 	pthread_mutex_t table_lock;
 	struct hfs_inode **table; /* hash buckets; table_lock */
@@ -159,6 +160,10 @@ void inode_fd_put(struct inode_fd *f);
 int inode_open(struct hfs *fs, struct hfs_inode *in, int flags);
 /* Record that name in newparent now denotes the inode that has (dev, ino). */
 void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newname);
+/* Before NAME in DIR is unlinked or replaced: if the kernel knows its file
+ * by a handle only, give the record an fd, so that opens racing with the
+ * removal still reach the file (a handle cannot open a deleted file). */
+void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name);
 /* Path of in relative to the root ("" for the root) as last seen. */
 int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size);
 

@@ -156,6 +156,8 @@ static void inode_unref_locked(struct hfs *fs, struct hfs_inode *in, uint64_t n)
 		if (in->fd >= 0) {
 			close(in->fd);
 			atomic_fetch_sub(&fs->kept_fds, 1);
+		} else if (in->handle) {
+			atomic_fetch_sub(&fs->handle_recs, 1);
 		}
 		free(in->handle);
 		free(in->name);
@@ -281,6 +283,8 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		fs->table_count++;
 		if (!handle)
 			atomic_fetch_add(&fs->kept_fds, 1);
+		else
+			atomic_fetch_add(&fs->handle_recs, 1);
 		in = fresh;
 	}
 	in->refs++;
@@ -312,8 +316,9 @@ static int inode_by_handle(struct hfs *fs, struct hfs_inode *in, int flags)
 int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
 {
 	out->owned = 0;
-	out->fd = in->fd;
-	if (in->fd >= 0)
+	/* -1 may turn into an fd (inode_pin_victim), never the other way */
+	out->fd = __atomic_load_n(&in->fd, __ATOMIC_ACQUIRE);
+	if (out->fd >= 0)
 		return 0;
 	out->fd = inode_by_handle(fs, in, O_PATH);
 	if (out->fd < 0)
@@ -332,10 +337,10 @@ void inode_fd_put(struct inode_fd *f)
 
 int inode_open(struct hfs *fs, struct hfs_inode *in, int flags)
 {
-	int fd;
+	int fd = __atomic_load_n(&in->fd, __ATOMIC_ACQUIRE);
 
-	if (in->fd >= 0)
-		return sys_reopen(in->fd, flags);
+	if (fd >= 0)
+		return sys_reopen(fd, flags);
 	fd = inode_by_handle(fs, in, flags & ~O_NOFOLLOW);
 	return fd < 0 ? -errno : fd;
 }
@@ -359,6 +364,44 @@ void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newn
 	if (in)
 		inode_set_name_locked(fs, in, newparent, newname);
 	pthread_mutex_unlock(&fs->table_lock);
+}
+
+void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name)
+{
+	struct file_handle *handle;
+	struct hfs_inode *in;
+	struct stat st, fst;
+	int fd, need;
+
+	if (atomic_load(&fs->handle_recs) == 0 ||
+	    fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
+		return;
+	pthread_mutex_lock(&fs->table_lock);
+	in = inode_find_locked(fs, st.st_dev, st.st_ino);
+	need = in && in->fd < 0 && in->handle;
+	pthread_mutex_unlock(&fs->table_lock);
+	if (!need)
+		return;
+	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* the record must be this very file, not an older one whose number
+	 * the disk gave again */
+	handle = fstat(fd, &fst) == 0 && fst.st_dev == st.st_dev && fst.st_ino == st.st_ino
+			 ? inode_handle_of(fd)
+			 : NULL;
+	pthread_mutex_lock(&fs->table_lock);
+	in = inode_find_locked(fs, st.st_dev, st.st_ino);
+	if (handle && in && in->fd < 0 && in->handle && inode_handle_eq(in->handle, handle)) {
+		__atomic_store_n(&in->fd, fd, __ATOMIC_RELEASE);
+		atomic_fetch_add(&fs->kept_fds, 1);
+		atomic_fetch_sub(&fs->handle_recs, 1);
+		fd = -1;
+	}
+	pthread_mutex_unlock(&fs->table_lock);
+	free(handle);
+	if (fd >= 0)
+		close(fd);
 }
 
 int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size)

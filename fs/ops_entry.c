@@ -286,6 +286,7 @@ void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	hfs_count(fs, HFS_OP_UNLINK);
 	track_name(req, dir, name, &tk);
+	inode_pin_victim(fs, dir, name);
 	r = unlinkat(dir->fd, name, 0) < 0 ? errno : 0;
 	track_done(req, &tk);
 	fuse_reply_err(req, r);
@@ -316,6 +317,8 @@ void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	hfs_count(fs, HFS_OP_RENAME);
 	track_rename(req, from, name, to, newname, &tk);
+	if (!(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)))
+		inode_pin_victim(fs, to, newname);
 	r = renameat2(from->fd, name, to->fd, newname, flags) < 0 ? -errno : 0;
 	track_done(req, &tk);
 	if (r == 0) {
