@@ -163,6 +163,22 @@ static int store_count_blob(const char *root, const git_tree_entry *entry, void 
 	return 0;
 }
 
+int store_commit_write(struct store *st, git_oid *oid, const git_signature *author,
+		       const git_signature *committer, const char *msg, const git_tree *tree,
+		       size_t nparents, const git_commit *parents[])
+{
+	git_buf buf = { 0 };
+	int rc = git_commit_create_buffer(&buf, st->repo, author, committer, NULL, msg, tree,
+					  nparents, parents);
+
+	if (rc == 0 && store_sink_put(st, GIT_OBJECT_COMMIT, buf.ptr, buf.size, oid) < 0) {
+		git_error_set_str(GIT_ERROR_NOMEMORY, "out of memory");
+		rc = -1;
+	}
+	git_buf_dispose(&buf);
+	return rc;
+}
+
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		      const struct ckpt_meta *meta, const struct store_skips *skips,
 		      char out_oid[STORE_OID_HEX], struct herr *e)
@@ -180,9 +196,8 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	if (rc < 0)
 		return rc;
 	if (old && git_oid_equal(git_tree_id(old), tree_oid)) {
-		rc = store_sink_flush(st, e);
-		if (rc < 0)
-			goto out;
+		/* everything the tree names is stored already */
+		store_sink_discard(st);
 		if (out_oid)
 			git_oid_tostr(out_oid, STORE_OID_HEX, git_commit_id(head));
 		rc = STORE_UNCHANGED;
@@ -216,8 +231,7 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	rc = store_sig(&sig, when);
 	if (rc == 0) {
 		const git_commit *parents[1] = { head };
-		rc = git_commit_create(&oid, st->repo, NULL, sig, sig, NULL, msg, tree,
-				       head ? 1 : 0, parents);
+		rc = store_commit_write(st, &oid, sig, sig, msg, tree, head ? 1 : 0, parents);
 	}
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot commit the checkpoint");

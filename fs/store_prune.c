@@ -105,10 +105,10 @@ static int prune_trim(struct store *st, size_t keep, size_t *dropped, struct her
 			rc = git_commit_lookup(&parent, st->repo, &parent_oid);
 		parents[0] = parent;
 		if (rc == 0)
-			rc = git_commit_create(&oid, st->repo, NULL, git_commit_author(chain[i]),
-					       git_commit_committer(chain[i]), NULL,
-					       git_commit_message(chain[i]), tree,
-					       parent ? 1 : 0, parents);
+			rc = store_commit_write(st, &oid, git_commit_author(chain[i]),
+						git_commit_committer(chain[i]),
+						git_commit_message(chain[i]), tree, parent ? 1 : 0,
+						parents);
 		git_tree_free(tree);
 		git_commit_free(parent);
 		if (rc < 0) {

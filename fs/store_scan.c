@@ -233,40 +233,31 @@ static int sc_trusted(const struct sc_table *t, const struct sc_entry *en,
 }
 
 int store_hash_at(struct store *st, int dirfd, const char *name, const struct stat *sb,
-		  git_oid *oid, struct stat *seen)
+		  const git_oid *have, git_oid *oid, struct stat *seen)
 {
-	git_odb *odb = NULL;
 	int r = -EIO;
 
-	if (git_repository_odb(&odb, st->repo) < 0)
-		return -EIO;
 	if (S_ISLNK(sb->st_mode)) {
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
 		if (n < 0)
-			r = -errno;
-		else if (STORE_RETRY(git_odb_write(oid, odb, target, (size_t)n, GIT_OBJECT_BLOB)) == 0)
-			r = 0;
+			return -errno;
+		r = store_sink_put(st, GIT_OBJECT_BLOB, target, (size_t)n, oid);
 		if (r == 0 && fstatat(dirfd, name, seen, AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
-	} else {
-		for (int tries = 0; tries < 3; tries++) {
-			_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
-							O_NONBLOCK | O_CLOEXEC);
-			if (fd < 0) {
-				r = -errno;
-				break;
-			}
-			if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode)) {
-				r = -ENOENT;
-				break;
-			}
-			r = fsio_hash_fd(odb, fd, (size_t)seen->st_size, oid);
-			if (r != -EAGAIN && r != -EPIPE)
-				break;
-		}
+		return r;
 	}
-	git_odb_free(odb);
+	for (int tries = 0; tries < 3; tries++) {
+		_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+						O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode))
+			return -ENOENT;
+		r = fsio_hash_fd(st, fd, (size_t)seen->st_size, have, oid);
+		if (r != -EAGAIN)
+			break;
+	}
 	return r;
 }
 
@@ -320,7 +311,8 @@ static int scan_file(struct scan_ctx *c, int dirfd, const char *name, const char
 			git_tree_entry_free(te);
 		}
 		r = c->pack ? scan_pack_hash(c, dirfd, name, sb, &oid, &seen)
-			    : store_hash_at(c->st, dirfd, name, sb, &oid, &seen);
+			    : store_hash_at(c->st, dirfd, name, sb, en ? &en->oid : NULL, &oid,
+					    &seen);
 		if (r == -ENOENT)
 			return 0; /* vanished or changed type under us */
 		if (r == -EPIPE) { /* the object store refused the write */
