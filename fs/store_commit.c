@@ -237,6 +237,7 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	if (rc < 0)
 		return rc;
 	if (old && git_oid_equal(git_tree_id(old), tree_oid)) {
+		st->room_made = 0;
 		/* everything the tree names is stored already */
 		store_sink_discard(st);
 		if (out_oid)
@@ -244,11 +245,31 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		rc = STORE_UNCHANGED;
 		goto out;
 	}
+	if (head && !st->room_made) {
+		int trimmed = 0;
+		rc = store_prune_make_room(st, (long long)store_sink_bytes(st) + 1024, &trimmed, e);
+		if (rc < 0) {
+			store_sink_discard(st);
+			goto out;
+		}
+		if (trimmed) {
+			git_commit_free(head);
+			git_tree_free(old);
+			rc = store_head(st, &head, &old, e);
+			if (rc < 0)
+				goto out;
+		}
+	}
+	st->room_made = 0;
 	rc = git_tree_lookup(&tree, st->repo, tree_oid);
 	/* the first checkpoint counts files only: diffing a whole tree
 	 * against nothing would read every blob a second time */
-	if (rc == 0 && old)
+	if (rc == 0 && old) {
 		rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+		/* a background collection may have deleted a pack under us */
+		if (rc < 0 && store_reopen_odb(st, e) == 0)
+			rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+	}
 	else if (rc == 0)
 		rc = git_tree_walk(tree, GIT_TREEWALK_PRE, store_count_blob, &files);
 	if (rc < 0) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <git2.h>
+#include <git2/sys/repository.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -44,6 +45,9 @@ struct store {
 	long long max_total_bytes;
 	long long max_file_bytes;
 	long long max_files;
+	long long baseline_bytes; /* tracked bytes counted by the baseline check */
+	long long disk;           /* bytes on disk: measured, plus what we wrote since */
+	int room_made;            /* a full scan made room before flushing its objects */
 	mode_t umask;
 	/* raw bytes written since the last collection was started */
 	long long written_since_gc;
@@ -135,6 +139,9 @@ int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oi
 /* An object whose id libgit2 already computed. */
 int store_pack_add_object(struct store_pack *p, git_object_t type, const void *buf, size_t len,
 			  const git_oid *oid);
+/* Refuse (-EFBIG) to grow past this many bytes. */
+void store_pack_limit(struct store_pack *p, unsigned long long bytes);
+unsigned long long store_pack_size(const struct store_pack *p);
 /* Write the .pack and .idx into objects/pack and make them visible. */
 int store_pack_finish(struct store_pack *p, struct herr *e);
 void store_pack_abort(struct store_pack *p);
@@ -165,10 +172,22 @@ int store_sink_put(struct store *st, git_object_t type, const void *buf, size_t 
 /* The same for an object whose id the caller computed. */
 int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
 		    const git_oid *oid);
+/* Set the objects waiting aside (a retention pass commits and flushes in
+ * between) and bring them back (NULL: out of memory, nothing set aside). */
+void *store_sink_stash(struct store *st);
+void store_sink_unstash(struct store *st, void *saved);
 /* Forget the objects waiting (the tree they were for is stored already). */
 void store_sink_discard(struct store *st);
 /* Bytes of the objects waiting for the next flush. */
 size_t store_sink_bytes(const struct store *st);
 
 /* store_prune.c */
+/* Open the object database again (keeping the objects waiting in the
+ * sink): a collection replaced packs that libgit2 still lists. */
+int store_reopen_odb(struct store *st, struct herr *e);
 int store_prune_after_commit(struct store *st, struct herr *e);
+/* Before writing need bytes: when the store would pass max_total_size_mb,
+ * drop the oldest checkpoints and collect now until it fits; *trimmed
+ * tells that the chain was rewritten (the caller reads HEAD again).
+ * -ENOSPC when even the newest checkpoint alone leaves no room. */
+int store_prune_make_room(struct store *st, long long need, int *trimmed, struct herr *e);

@@ -29,6 +29,7 @@ struct store_pack {
 	int fd;
 	char tmp[PATH_MAX + 64];
 	uint64_t off;
+	uint64_t limit; /* -EFBIG past this many bytes (0: none) */
 	struct pack_ent *v;
 	size_t n, cap;
 	uint32_t *slots; /* open addressing on the oid: index + 1 */
@@ -235,6 +236,8 @@ static int pack_add(struct store_pack *p, git_object_t type, const void *buf, in
 	}
 	EVP_DigestFinal_ex(md, oid->id, &mdlen);
 	EVP_MD_CTX_free(md);
+	if (r == 0 && p->limit && p->off > p->limit)
+		r = -EFBIG;
 	if (r == 0) {
 		r = pack_seen(p, oid, crc, start);
 		if (r == 1)
@@ -246,6 +249,16 @@ static int pack_add(struct store_pack *p, git_object_t type, const void *buf, in
 		return -EIO;
 	p->off = start;
 	return r;
+}
+
+void store_pack_limit(struct store_pack *p, unsigned long long bytes)
+{
+	p->limit = bytes;
+}
+
+unsigned long long store_pack_size(const struct store_pack *p)
+{
+	return p->off;
 }
 
 int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid)

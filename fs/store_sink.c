@@ -177,6 +177,48 @@ static void sink_clear(struct sink_backend *b)
 		memset(b->slots, 0, b->nslots * sizeof(*b->slots));
 }
 
+struct store_sink_saved {
+	struct store_obj *v;
+	size_t n, cap;
+	uint32_t *slots;
+	size_t nslots, bytes;
+};
+
+void *store_sink_stash(struct store *st)
+{
+	struct sink_backend *b = st->sink;
+	struct store_sink_saved *sv = calloc(1, sizeof(*sv));
+
+	if (!sv || !b)
+		return sv;
+	*sv = (struct store_sink_saved){ b->v, b->n, b->cap, b->slots, b->nslots, b->bytes };
+	b->v = NULL;
+	b->slots = NULL;
+	b->n = b->cap = b->nslots = b->bytes = 0;
+	return sv;
+}
+
+void store_sink_unstash(struct store *st, void *saved)
+{
+	struct sink_backend *b = st->sink;
+	struct store_sink_saved *sv = saved;
+
+	if (!sv)
+		return;
+	if (b) {
+		sink_clear(b);
+		free(b->v);
+		free(b->slots);
+		b->v = sv->v;
+		b->n = sv->n;
+		b->cap = sv->cap;
+		b->slots = sv->slots;
+		b->nslots = sv->nslots;
+		b->bytes = sv->bytes;
+	}
+	free(sv);
+}
+
 void store_sink_discard(struct store *st)
 {
 	if (st->sink)
