@@ -126,7 +126,12 @@ static void store_drop_stale_lock(struct store *st)
 	snprintf(path, sizeof(path), "%s/%s.lock", st->dir, STORE_REF);
 	if (unlink(path) == 0)
 		log_warn("checkpoint store %s: removed a stale %s.lock", st->dir, STORE_REF);
-	/* half-written packs of killed writers: only the lock holder writes */
+	/* half-written packs of killed writers: only the lock holder writes.
+	 * Once per open store (a readdir of objects/pack per checkpoint was a
+	 * measurable share of one); collections remove the rest. */
+	if (st->stale_swept)
+		return;
+	st->stale_swept = 1;
 	char dir[PATH_MAX + 64], mine[64];
 	snprintf(dir, sizeof(dir), "%s/objects/pack", st->dir);
 	snprintf(mine, sizeof(mine), "tmp_hermes_%d_", (int)getpid());

@@ -51,12 +51,50 @@ struct store_stats {
 	size_t files, ins, del;
 };
 
+/* git's test: a NUL in the first 8000 bytes makes a blob binary. */
+static int stats_binary(const char *p, size_t len)
+{
+	return memchr(p, 0, len < 8000 ? len : 8000) != NULL;
+}
+
+/* Lines added and removed between two texts, diffing only what lies
+ * between their common first and last lines: an edit touches a few lines
+ * of a file, and xdiff hashes every line of both sides otherwise. Without
+ * a repository (git_patch_from_buffers) no attributes are looked up. */
+static void stats_text(struct store_stats *ss, const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t pre = 0, suf = 0, max = na < nb ? na : nb;
+	git_patch *patch = NULL;
+	size_t adds = 0, dels = 0;
+
+	while (pre < max && a[pre] == b[pre])
+		pre++;
+	while (pre > 0 && a[pre - 1] != '\n')
+		pre--; /* back to the start of a line */
+	while (suf < max - pre && a[na - 1 - suf] == b[nb - 1 - suf])
+		suf++;
+	/* the kept tail starts after a newline that is itself common */
+	{
+		size_t k = 0;
+		while (k < suf && a[na - suf + k] != '\n')
+			k++;
+		suf = k < suf ? suf - k - 1 : 0;
+	}
+	if (git_patch_from_buffers(&patch, a + pre, na - pre - suf, NULL, b + pre,
+				   nb - pre - suf, NULL, NULL) == 0 &&
+	    git_patch_line_stats(NULL, &adds, &dels, patch) == 0) {
+		ss->ins += adds;
+		ss->del += dels;
+	}
+	git_patch_free(patch);
+}
+
 /* Lines added and removed between two blobs (either may be absent). */
 static int stats_blob(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
 {
 	git_blob *ba = NULL, *bb = NULL;
-	git_patch *patch = NULL;
-	size_t adds = 0, dels = 0;
+	const char *pa = "", *pb = "";
+	size_t na = 0, nb = 0;
 	int rc = 0;
 
 	ss->files++;
@@ -66,15 +104,18 @@ static int stats_blob(struct store_stats *ss, const git_tree_entry *a, const git
 		rc = -1;
 	if (rc == 0 && b && git_blob_lookup(&bb, ss->repo, git_tree_entry_id(b)) < 0)
 		rc = -1;
-	/* big blobs count as binary: no lines, as git diff --stat would */
-	if (rc == 0 && (!ba || git_blob_rawsize(ba) <= (8 << 20)) &&
-	    (!bb || git_blob_rawsize(bb) <= (8 << 20)) &&
-	    git_patch_from_blobs(&patch, ba, NULL, bb, NULL, NULL) == 0 &&
-	    git_patch_line_stats(NULL, &adds, &dels, patch) == 0) {
-		ss->ins += adds;
-		ss->del += dels;
+	if (ba) {
+		pa = git_blob_rawcontent(ba);
+		na = (size_t)git_blob_rawsize(ba);
 	}
-	git_patch_free(patch);
+	if (bb) {
+		pb = git_blob_rawcontent(bb);
+		nb = (size_t)git_blob_rawsize(bb);
+	}
+	/* big or binary blobs count no lines, as git diff --stat would */
+	if (rc == 0 && na <= (8 << 20) && nb <= (8 << 20) && !stats_binary(pa, na) &&
+	    !stats_binary(pb, nb))
+		stats_text(ss, pa, na, pb, nb);
 	git_blob_free(ba);
 	git_blob_free(bb);
 	return rc;
@@ -163,6 +204,22 @@ static int store_count_blob(const char *root, const git_tree_entry *entry, void 
 	return 0;
 }
 
+int store_commit_write(struct store *st, git_oid *oid, const git_signature *author,
+		       const git_signature *committer, const char *msg, const git_tree *tree,
+		       size_t nparents, const git_commit *parents[])
+{
+	git_buf buf = { 0 };
+	int rc = git_commit_create_buffer(&buf, st->repo, author, committer, NULL, msg, tree,
+					  nparents, parents);
+
+	if (rc == 0 && store_sink_put(st, GIT_OBJECT_COMMIT, buf.ptr, buf.size, oid) < 0) {
+		git_error_set_str(GIT_ERROR_NOMEMORY, "out of memory");
+		rc = -1;
+	}
+	git_buf_dispose(&buf);
+	return rc;
+}
+
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		      const struct ckpt_meta *meta, const struct store_skips *skips,
 		      char out_oid[STORE_OID_HEX], struct herr *e)
@@ -180,19 +237,39 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	if (rc < 0)
 		return rc;
 	if (old && git_oid_equal(git_tree_id(old), tree_oid)) {
-		rc = store_sink_flush(st, e);
-		if (rc < 0)
-			goto out;
+		st->room_made = 0;
+		/* everything the tree names is stored already */
+		store_sink_discard(st);
 		if (out_oid)
 			git_oid_tostr(out_oid, STORE_OID_HEX, git_commit_id(head));
 		rc = STORE_UNCHANGED;
 		goto out;
 	}
+	if (head && !st->room_made) {
+		int trimmed = 0;
+		rc = store_prune_make_room(st, (long long)store_sink_bytes(st) + 1024, &trimmed, e);
+		if (rc < 0) {
+			store_sink_discard(st);
+			goto out;
+		}
+		if (trimmed) {
+			git_commit_free(head);
+			git_tree_free(old);
+			rc = store_head(st, &head, &old, e);
+			if (rc < 0)
+				goto out;
+		}
+	}
+	st->room_made = 0;
 	rc = git_tree_lookup(&tree, st->repo, tree_oid);
 	/* the first checkpoint counts files only: diffing a whole tree
 	 * against nothing would read every blob a second time */
-	if (rc == 0 && old)
+	if (rc == 0 && old) {
 		rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+		/* a background collection may have deleted a pack under us */
+		if (rc < 0 && store_reopen_odb(st, e) == 0)
+			rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+	}
 	else if (rc == 0)
 		rc = git_tree_walk(tree, GIT_TREEWALK_PRE, store_count_blob, &files);
 	if (rc < 0) {
@@ -216,8 +293,7 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	rc = store_sig(&sig, when);
 	if (rc == 0) {
 		const git_commit *parents[1] = { head };
-		rc = git_commit_create(&oid, st->repo, NULL, sig, sig, NULL, msg, tree,
-				       head ? 1 : 0, parents);
+		rc = store_commit_write(st, &oid, sig, sig, msg, tree, head ? 1 : 0, parents);
 	}
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot commit the checkpoint");

@@ -253,53 +253,27 @@ static int fsio_read_full(int fd, char *buf, size_t len, size_t *got)
 	return 0;
 }
 
-/* A failed write into the object store: FSIO_STORE_ERR, so callers blame
- * the store (git_error_last() says why), not the file being read. */
-#define FSIO_STORE_ERR (-EPIPE)
-
-int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out)
+int fsio_hash_fd(struct store *st, int fd, size_t size, const git_oid *have, git_oid *out)
 {
 	char small[65536], extra;
-	size_t got;
+	_cleanup_free_ char *big = NULL;
+	char *buf = small;
+	size_t got = 0;
 	int r;
 
-	if (size <= sizeof(small)) {
-		r = fsio_read_full(fd, small, size, &got);
-		if (r < 0)
-			return r;
-		if (got != size || read(fd, &extra, 1) != 0)
-			return -EAGAIN; /* changed while we read it */
-		return git_odb_write(out, odb, small, size, GIT_OBJECT_BLOB) < 0 ? FSIO_STORE_ERR : 0;
+	if (size > sizeof(small)) {
+		big = malloc(size);
+		if (!big)
+			return -ENOMEM;
+		buf = big;
 	}
-
-	git_odb_stream *ws = NULL;
-	size_t left = size;
-	_cleanup_free_ char *buf = malloc(1 << 20);
-
-	if (!buf)
-		return -ENOMEM;
-	if (git_odb_open_wstream(&ws, odb, size, GIT_OBJECT_BLOB) < 0)
-		return FSIO_STORE_ERR;
-	r = 0;
-	while (left > 0) {
-		size_t want = left < (1u << 20) ? left : (1u << 20);
-		r = fsio_read_full(fd, buf, want, &got);
-		if (r < 0)
-			break;
-		if (got != want) {
-			r = -EAGAIN;
-			break;
-		}
-		if (git_odb_stream_write(ws, buf, got) < 0) {
-			r = FSIO_STORE_ERR;
-			break;
-		}
-		left -= got;
-	}
-	if (r == 0 && read(fd, &extra, 1) != 0)
-		r = -EAGAIN;
-	if (r == 0 && git_odb_stream_finalize_write(out, ws) < 0)
-		r = FSIO_STORE_ERR;
-	git_odb_stream_free(ws);
-	return r;
+	r = fsio_read_full(fd, buf, size, &got);
+	if (r < 0)
+		return r;
+	if (got != size || read(fd, &extra, 1) != 0)
+		return -EAGAIN; /* changed while we read it */
+	r = store_object_id(GIT_OBJECT_BLOB, buf, size, out);
+	if (r < 0 || (have && git_oid_equal(have, out)))
+		return r;
+	return store_sink_keep(st, GIT_OBJECT_BLOB, buf, size, out);
 }

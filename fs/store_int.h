@@ -3,6 +3,7 @@
 #pragma once
 
 #include <git2.h>
+#include <git2/sys/repository.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -44,10 +45,14 @@ struct store {
 	long long max_total_bytes;
 	long long max_file_bytes;
 	long long max_files;
+	long long baseline_bytes; /* tracked bytes counted by the baseline check */
+	long long disk;           /* bytes on disk: measured, plus what we wrote since */
+	int room_made;            /* a full scan made room before flushing its objects */
 	mode_t umask;
 	/* raw bytes written since the last collection was started */
 	long long written_since_gc;
 	int inflight; /* nesting depth of checkpoints writing objects */
+	int stale_swept; /* leftovers of killed writers removed once */
 	int inflight_fd, state_fd; /* hermes-inflight, hermes-state (or -1) */
 	struct sink_backend *sink; /* owned by the odb */
 };
@@ -66,6 +71,10 @@ int store_head(struct store *st, git_commit **commit, git_tree **tree, struct he
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		      const struct ckpt_meta *meta, const struct store_skips *skips,
 		      char out_oid[STORE_OID_HEX], struct herr *e);
+/* git_commit_create into the sink (0 or a libgit2 error). */
+int store_commit_write(struct store *st, git_oid *oid, const git_signature *author,
+		       const git_signature *committer, const char *msg, const git_tree *tree,
+		       size_t nparents, const git_commit *parents[]);
 void store_skip_note(struct store_skips *sk, const char *relpath, long long size);
 /* Reload .hermesignore when it changed. */
 int store_ignore_refresh(struct store *st, int rootfd, struct herr *e);
@@ -92,18 +101,20 @@ int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
  * parent directories that became empty. */
 int fsio_remove(int rootfd, const char *relpath);
 int fsio_rmdir_empty_parents(int rootfd, const char *relpath);
-/* Write a blob from an open file of known size into the odb. */
-int fsio_hash_fd(git_odb *odb, int fd, size_t size, git_oid *out);
+/* Hash the blob of an open file of known size and keep it for the next
+ * flush unless its id is have (-EAGAIN: it changed while being read). */
+int fsio_hash_fd(struct store *st, int fd, size_t size, const git_oid *have, git_oid *out);
 
 /* store_scan.c */
 /* Build a tree object of the tree's current tracked state. */
 int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_fn progress,
 		    void *progress_arg, git_oid *tree_oid, struct store_skips *skips,
 		    struct herr *e);
-/* Write the blob of the regular file or symlink name in dirfd (sb from
- * lstat) into the odb; seen receives the stat of what was read. */
+/* Hash the blob of the regular file or symlink name in dirfd (sb from
+ * lstat) and keep it for the next flush unless its id is have (may be
+ * NULL); seen receives the stat of what was read. */
 int store_hash_at(struct store *st, int dirfd, const char *name, const struct stat *sb,
-		  git_oid *oid, struct stat *seen);
+		  const git_oid *have, git_oid *oid, struct stat *seen);
 static inline git_filemode_t store_mode_of(const struct stat *sb)
 {
 	if (S_ISLNK(sb->st_mode))
@@ -128,14 +139,55 @@ int store_pack_add_buf(struct store_pack *p, const void *buf, size_t len, git_oi
 /* An object whose id libgit2 already computed. */
 int store_pack_add_object(struct store_pack *p, git_object_t type, const void *buf, size_t len,
 			  const git_oid *oid);
+/* Refuse (-EFBIG) to grow past this many bytes. */
+void store_pack_limit(struct store_pack *p, unsigned long long bytes);
+unsigned long long store_pack_size(const struct store_pack *p);
 /* Write the .pack and .idx into objects/pack and make them visible. */
 int store_pack_finish(struct store_pack *p, struct herr *e);
 void store_pack_abort(struct store_pack *p);
+
+/* One object held in memory until it is written into a pack. */
+struct store_obj {
+	git_oid oid;
+	git_object_t type;
+	size_t len;
+	unsigned char *data;
+};
+
+/* Write these objects as one uncompressed pack with its index and make
+ * them visible. */
+int store_pack_write_objects(struct store *st, const struct store_obj *v, size_t n,
+			     struct herr *e);
 
 /* store_sink.c: objects written during an operation stay in memory and
  * reach the disk as one pack at store_sink_flush(), before any ref moves */
 int store_sink_install(struct store *st);
 int store_sink_flush(struct store *st, struct herr *e);
+/* The git id of an object (SHA-1 of "type len\0" + content). */
+int store_object_id(git_object_t type, const void *buf, size_t len, git_oid *oid);
+/* Hash an object and keep it for the next flush, without going through
+ * git_odb_write (see store_sink.c for why). */
+int store_sink_put(struct store *st, git_object_t type, const void *buf, size_t len,
+		   git_oid *oid);
+/* The same for an object whose id the caller computed. */
+int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
+		    const git_oid *oid);
+/* Set the objects waiting aside (a retention pass commits and flushes in
+ * between) and bring them back (NULL: out of memory, nothing set aside). */
+void *store_sink_stash(struct store *st);
+void store_sink_unstash(struct store *st, void *saved);
+/* Forget the objects waiting (the tree they were for is stored already). */
+void store_sink_discard(struct store *st);
+/* Bytes of the objects waiting for the next flush. */
+size_t store_sink_bytes(const struct store *st);
 
 /* store_prune.c */
+/* Open the object database again (keeping the objects waiting in the
+ * sink): a collection replaced packs that libgit2 still lists. */
+int store_reopen_odb(struct store *st, struct herr *e);
 int store_prune_after_commit(struct store *st, struct herr *e);
+/* Before writing need bytes: when the store would pass max_total_size_mb,
+ * drop the oldest checkpoints and collect now until it fits; *trimmed
+ * tells that the chain was rewritten (the caller reads HEAD again).
+ * -ENOSPC when even the newest checkpoint alone leaves no room. */
+int store_prune_make_room(struct store *st, long long need, int *trimmed, struct herr *e);

@@ -1,6 +1,6 @@
 /* Checkpoints in O(changed): the new tree is the previous one plus updates
- * for the given paths only, built with git_tree_create_updated in two
- * passes (removals, then upserts) because it cannot swap a blob and a tree. */
+ * for the given paths only; only the trees on their paths are read and
+ * rewritten (tree_build). */
 #include "store_int.h"
 
 #include <dirent.h>
@@ -271,7 +271,8 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 			goto out;
 		}
-		r = store_hash_at(c->st, dfd, base, &sb, &oid, &seen);
+		r = store_hash_at(c->st, dfd, base, &sb, te && !was_tree ? git_tree_entry_id(te) : NULL,
+				  &oid, &seen);
 		if (r == -ENOENT || r == -ELOOP) {
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 			goto out;
@@ -296,32 +297,208 @@ out:
 	return r == -ENOMEM ? err_set(c->e, r, "out of memory") : r;
 }
 
-static int paths_apply(struct paths_ctx *c, const struct upd_vec *u, git_tree_update_t action,
-		       git_tree **tree)
-{
-	git_tree_update *ups;
-	git_oid oid;
-	int rc;
+/* The new tree: the previous one with the removals, then the upserts,
+ * applied level by level. Only the trees on the paths of updates are read
+ * and rewritten; they go straight to the sink (store_sink_put), and a tree
+ * left empty disappears from its parent. */
+struct tree_op {
+	const char *path; /* relative to the level being built */
+	const struct upd *u;
+	int remove;
+};
 
-	if (u->n == 0)
-		return 0;
-	ups = calloc(u->n, sizeof(*ups));
-	if (!ups)
-		return err_set(c->e, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < u->n; i++) {
-		ups[i].action = action;
-		ups[i].path = u->v[i].path;
-		ups[i].id = u->v[i].oid;
-		ups[i].filemode = u->v[i].mode;
+struct tree_ent {
+	const char *name;
+	size_t len;
+	git_filemode_t mode;
+	git_oid oid;
+};
+
+/* Paths ordered component by component ('/' before any other byte), so
+ * that everything below one name is contiguous. */
+static int tree_op_cmp(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)((const struct tree_op *)a)->path;
+	const unsigned char *y = (const unsigned char *)((const struct tree_op *)b)->path;
+
+	for (;; x++, y++) {
+		unsigned cx = *x == '/' ? 1 : *x, cy = *y == '/' ? 1 : *y;
+		if (cx != cy || !cx)
+			return (int)cx - (int)cy;
 	}
-	rc = STORE_RETRY(git_tree_create_updated(&oid, c->st->repo, *tree, u->n, ups));
-	free(ups);
-	if (rc < 0)
-		return store_git_err(c->e, rc, "cannot build the checkpoint tree");
-	git_tree_free(*tree);
-	*tree = NULL;
-	rc = git_tree_lookup(tree, c->st->repo, &oid);
-	return rc < 0 ? store_git_err(c->e, rc, "cannot read the checkpoint tree") : 0;
+}
+
+/* git's order: a tree sorts as if its name ended with '/'. */
+static int tree_ent_cmp(const void *a, const void *b)
+{
+	const struct tree_ent *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+	unsigned cx, cy;
+
+	if (c)
+		return c;
+	cx = x->len > n ? (unsigned char)x->name[n] : (x->mode == GIT_FILEMODE_TREE ? '/' : 0);
+	cy = y->len > n ? (unsigned char)y->name[n] : (y->mode == GIT_FILEMODE_TREE ? '/' : 0);
+	return (int)cx - (int)cy;
+}
+
+/* Plain byte order of names, as the groups of ops come. */
+static int tree_name_cmp(const void *a, const void *b)
+{
+	const struct tree_ent *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static size_t tree_name_len(const char *path)
+{
+	const char *slash = strchr(path, '/');
+	return slash ? (size_t)(slash - path) : strlen(path);
+}
+
+static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t n, git_oid *oid)
+{
+	size_t len = 0, at = 0;
+	_cleanup_free_ char *buf = NULL;
+	int r;
+
+	qsort(v, n, sizeof(*v), tree_ent_cmp);
+	for (size_t i = 0; i < n; i++)
+		len += 8 + v[i].len + 21;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return err_set(c->e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		at += (size_t)sprintf(buf + at, "%o ", (unsigned)v[i].mode);
+		memcpy(buf + at, v[i].name, v[i].len);
+		at += v[i].len;
+		buf[at++] = '\0';
+		memcpy(buf + at, v[i].oid.id, GIT_OID_RAWSZ);
+		at += GIT_OID_RAWSZ;
+	}
+	r = store_sink_put(c->st, GIT_OBJECT_TREE, buf, at, oid);
+	return r < 0 ? err_sys(c->e, r, "cannot build the checkpoint tree") : 0;
+}
+
+/* Build base (may be NULL) with ops[0..n) applied into *oid (ops are
+ * reordered); *empty when nothing is left, and then nothing is written. */
+static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op *ops, size_t n,
+		      git_oid *oid, int *empty)
+{
+	size_t nbase = base ? git_tree_entrycount(base) : 0, nv = 0, ng = 0;
+	_cleanup_free_ struct tree_ent *v = calloc(nbase + n + 1, sizeof(*v));
+	_cleanup_free_ struct tree_ent *groups = calloc(n + 1, sizeof(*groups));
+	int r = 0;
+
+	if (!v || !groups)
+		return err_set(c->e, -ENOMEM, "out of memory");
+	/* each group of ops on one name decides that name's entry */
+	for (size_t i = 0, j; i < n && r == 0; i = j) {
+		const char *name = ops[i].path;
+		size_t len = tree_name_len(name), m = 0;
+		const git_tree_entry *be = NULL;
+		const struct upd *blob = NULL;
+		int removed = 0, deeper_up = 0, deeper = 0, be_tree;
+		char nm[NAME_MAX + 1];
+
+		for (j = i; j < n && strncmp(ops[j].path, name, len) == 0 &&
+			    (ops[j].path[len] == '\0' || ops[j].path[len] == '/');
+		     j++) {
+			if (ops[j].path[len] == '\0') {
+				removed |= ops[j].remove;
+				if (!ops[j].remove)
+					blob = ops[j].u;
+			} else {
+				deeper = 1;
+				deeper_up |= !ops[j].remove;
+			}
+		}
+		if (len > NAME_MAX)
+			continue; /* cannot exist */
+		groups[ng++] = (struct tree_ent){ name, len, 0, { { 0 } } };
+		memcpy(nm, name, len);
+		nm[len] = '\0';
+		be = base ? git_tree_entry_byname(base, nm) : NULL;
+		if (be && removed)
+			be = NULL;
+		be_tree = be && git_tree_entry_type(be) == GIT_OBJECT_TREE;
+		if (blob && !deeper_up) {
+			v[nv++] = (struct tree_ent){ name, len, blob->mode, blob->oid };
+			continue;
+		}
+		if (!deeper || (be && !be_tree && !deeper_up)) {
+			/* nothing below a file to remove: it stays */
+			if (be)
+				v[nv++] = (struct tree_ent){ name, len, git_tree_entry_filemode(be),
+							     *git_tree_entry_id(be) };
+			continue;
+		}
+		/* a file in the way of a path below it goes */
+		git_tree *sub = NULL;
+		git_oid sub_oid;
+		int sub_empty = 1;
+
+		if (be_tree && git_tree_lookup(&sub, c->st->repo, git_tree_entry_id(be)) < 0) {
+			r = store_git_err(c->e, -EIO, "cannot read the previous checkpoint");
+			break;
+		}
+		for (size_t k = i; k < j; k++)
+			if (ops[k].path[len] == '/')
+				ops[i + m++] = (struct tree_op){ ops[k].path + len + 1, ops[k].u,
+								 ops[k].remove };
+		r = tree_build(c, sub, ops + i, m, &sub_oid, &sub_empty);
+		git_tree_free(sub);
+		if (r == 0 && !sub_empty)
+			v[nv++] = (struct tree_ent){ name, len, GIT_FILEMODE_TREE, sub_oid };
+	}
+	if (r < 0)
+		return r;
+	/* names no op touched keep their entries */
+	for (size_t i = 0; i < nbase; i++) {
+		const git_tree_entry *be = git_tree_entry_byindex(base, i);
+		const char *name = git_tree_entry_name(be);
+		struct tree_ent key = { name, strlen(name), 0, { { 0 } } };
+
+		if (ng && bsearch(&key, groups, ng, sizeof(*groups), tree_name_cmp))
+			continue;
+		v[nv++] = (struct tree_ent){ key.name, key.len, git_tree_entry_filemode(be),
+					     *git_tree_entry_id(be) };
+	}
+	*empty = nv == 0;
+	return nv ? tree_write(c, v, nv, oid) : 0;
+}
+
+/* The previous tree with the updates collected in c applied. */
+static int paths_build(struct paths_ctx *c, git_oid *tree_oid)
+{
+	size_t n = 0;
+	_cleanup_free_ struct tree_op *ops = NULL;
+	int empty = 0, r;
+
+	upd_normalise(&c->rm, 1);
+	upd_normalise(&c->up, 0);
+	if (c->rm.n + c->up.n == 0) {
+		*tree_oid = *git_tree_id(c->prev);
+		return 0;
+	}
+	ops = calloc(c->rm.n + c->up.n, sizeof(*ops));
+	if (!ops)
+		return err_set(c->e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->rm.n; i++)
+		ops[n++] = (struct tree_op){ c->rm.v[i].path, &c->rm.v[i], 1 };
+	for (size_t i = 0; i < c->up.n; i++)
+		ops[n++] = (struct tree_op){ c->up.v[i].path, &c->up.v[i], 0 };
+	qsort(ops, n, sizeof(*ops), tree_op_cmp);
+	r = tree_build(c, c->prev, ops, n, tree_oid, &empty);
+	if (r == 0 && empty) {
+		r = store_sink_put(c->st, GIT_OBJECT_TREE, "", 0, tree_oid);
+		if (r < 0)
+			r = err_sys(c->e, r, "cannot build the checkpoint tree");
+	}
+	return r;
 }
 
 int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relpaths,
@@ -330,7 +507,7 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 {
 	struct paths_ctx c = { .st = st, .rootfd = rootfd, .e = e };
 	git_commit *head = NULL;
-	git_tree *tree = NULL;
+	git_oid tree_oid;
 	char rel[PATH_MAX];
 	int r;
 
@@ -353,18 +530,11 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 		}
 		r = rel[0] ? paths_one(&c, rel) : paths_dir(&c, rel, c.prev);
 	}
-	if (r == 0) {
-		upd_normalise(&c.rm, 1);
-		upd_normalise(&c.up, 0);
-		git_tree_dup(&tree, c.prev);
-		r = paths_apply(&c, &c.rm, GIT_TREE_UPDATE_REMOVE, &tree);
-	}
 	if (r == 0)
-		r = paths_apply(&c, &c.up, GIT_TREE_UPDATE_UPSERT, &tree);
+		r = paths_build(&c, &tree_oid);
 	if (r == 0)
-		r = store_commit_tree(st, git_tree_id(tree), meta, &c.skips, out_oid, e);
+		r = store_commit_tree(st, &tree_oid, meta, &c.skips, out_oid, e);
 	store_inflight(st, 0);
-	git_tree_free(tree);
 	git_tree_free(c.prev);
 	git_commit_free(head);
 	upd_free(&c.rm);

@@ -105,10 +105,10 @@ static int prune_trim(struct store *st, size_t keep, size_t *dropped, struct her
 			rc = git_commit_lookup(&parent, st->repo, &parent_oid);
 		parents[0] = parent;
 		if (rc == 0)
-			rc = git_commit_create(&oid, st->repo, NULL, git_commit_author(chain[i]),
-					       git_commit_committer(chain[i]), NULL,
-					       git_commit_message(chain[i]), tree,
-					       parent ? 1 : 0, parents);
+			rc = store_commit_write(st, &oid, git_commit_author(chain[i]),
+						git_commit_committer(chain[i]),
+						git_commit_message(chain[i]), tree, parent ? 1 : 0,
+						parents);
 		git_tree_free(tree);
 		git_commit_free(parent);
 		if (rc < 0) {
@@ -326,6 +326,11 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 	int followup = ps.full_at && time(NULL) > ps.full_at + prune_grace() + 1;
 	if (followup)
 		full = gc = 1;
+	/* past half the cap a collection in the background could pass it
+	 * while it writes its new pack: the next checkpoint collects in the
+	 * foreground instead, when it must (store_prune_make_room) */
+	if (gc && st->disk > st->max_total_bytes / 2)
+		gc = 0;
 	if (rc == 0 && gc) {
 		rc = prune_gc(st, 0, full, e);
 		ps.written = 0;
@@ -336,6 +341,98 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 			ps.dropped = 0;
 	}
 	prune_state_write(st, &ps);
+	return rc;
+}
+
+/* Disk blocks a file of this size takes (4 KiB blocks). */
+static long long prune_blocks(long long bytes)
+{
+	return (bytes + 4095) / 4096 * 4096;
+}
+
+static int prune_reopen_odb(struct store *st, struct herr *e);
+
+int store_reopen_odb(struct store *st, struct herr *e)
+{
+	void *saved = store_sink_stash(st);
+	int rc;
+
+	if (!saved)
+		return err_set(e, -ENOMEM, "out of memory");
+	rc = prune_reopen_odb(st, e);
+	store_sink_unstash(st, saved);
+	return rc;
+}
+
+static int prune_reopen_odb(struct store *st, struct herr *e)
+{
+	char path[PATH_MAX + 16];
+	git_odb *odb = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/objects", st->dir);
+	rc = git_odb_open(&odb, path);
+	if (rc == 0)
+		rc = git_repository_set_odb(st->repo, odb);
+	git_odb_free(odb);
+	if (rc < 0)
+		return store_git_err(e, rc, "cannot reopen the checkpoint store");
+	st->sink = NULL; /* the old one went with the old odb */
+	rc = store_sink_install(st);
+	return rc < 0 ? err_sys(e, rc, "cannot set up the object sink") : 0;
+}
+
+int store_prune_make_room(struct store *st, long long need, int *trimmed, struct herr *e)
+{
+	long long cap = st->max_total_bytes;
+	void *saved;
+	int rc = 0;
+
+	*trimmed = 0;
+	/* one pack and its index */
+	need = prune_blocks(need + 64) + prune_blocks(2048 + need / 100);
+	/* far below the cap the running estimate is enough; near it, measure
+	 * (a background collection may have written or deleted since) */
+	if (st->disk > 0 && st->disk + need <= cap / 4 * 3) {
+		st->disk += need;
+		return 0;
+	}
+	st->disk = store_disk_usage(st->dir);
+	if (st->disk >= 0 && st->disk + need <= cap) {
+		st->disk += need;
+		return 0;
+	}
+	/* over: the oldest checkpoints go first, and their space now (this
+	 * checkpoint's objects wait aside: the collection must not see them
+	 * as garbage) */
+	saved = store_sink_stash(st);
+	if (!saved)
+		return err_set(e, -ENOMEM, "out of memory");
+	for (int round = 0; round < 16 && rc == 0; round++) {
+		size_t have = prune_count(st, SIZE_MAX), dropped = 0;
+		if (have <= 1)
+			break;
+		/* a quarter of the history per round, and at least one */
+		rc = prune_trim(st, have - (have + 3) / 4, &dropped, e);
+		if (rc == 0)
+			rc = prune_gc(st, 1, 1, e);
+		*trimmed = 1;
+		st->disk = store_disk_usage(st->dir);
+		if (st->disk + need <= cap)
+			break;
+	}
+	/* the collection replaced the packs libgit2 has open */
+	if (*trimmed && rc == 0)
+		rc = prune_reopen_odb(st, e);
+	store_sink_unstash(st, saved);
+	if (rc == 0 && st->disk + need > cap)
+		rc = err_set(e, -ENOSPC,
+			     "this checkpoint needs %.1f MB and the store holds %.1f MB with only "
+			     "its newest checkpoint left: over checkpoints.max_total_size_mb (%lld); "
+			     "raise it or exclude big files",
+			     (double)need / 1048576, (double)st->disk / 1048576, cap >> 20);
+	if (rc == 0)
+		st->disk += need;
 	return rc;
 }
 
@@ -374,7 +471,10 @@ static int prune_du_one(const char *path, const struct stat *sb, int flag, struc
 	(void)path;
 	(void)flag;
 	(void)ftw;
-	prune_du_total += (long long)sb->st_blocks * 512;
+	/* what `du -b` and what `du` would count, whichever is more */
+	prune_du_total += (long long)sb->st_blocks * 512 > (long long)sb->st_size
+				  ? (long long)sb->st_blocks * 512
+				  : (long long)sb->st_size;
 	return 0;
 }
 

@@ -233,40 +233,31 @@ static int sc_trusted(const struct sc_table *t, const struct sc_entry *en,
 }
 
 int store_hash_at(struct store *st, int dirfd, const char *name, const struct stat *sb,
-		  git_oid *oid, struct stat *seen)
+		  const git_oid *have, git_oid *oid, struct stat *seen)
 {
-	git_odb *odb = NULL;
 	int r = -EIO;
 
-	if (git_repository_odb(&odb, st->repo) < 0)
-		return -EIO;
 	if (S_ISLNK(sb->st_mode)) {
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
 		if (n < 0)
-			r = -errno;
-		else if (STORE_RETRY(git_odb_write(oid, odb, target, (size_t)n, GIT_OBJECT_BLOB)) == 0)
-			r = 0;
+			return -errno;
+		r = store_sink_put(st, GIT_OBJECT_BLOB, target, (size_t)n, oid);
 		if (r == 0 && fstatat(dirfd, name, seen, AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
-	} else {
-		for (int tries = 0; tries < 3; tries++) {
-			_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
-							O_NONBLOCK | O_CLOEXEC);
-			if (fd < 0) {
-				r = -errno;
-				break;
-			}
-			if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode)) {
-				r = -ENOENT;
-				break;
-			}
-			r = fsio_hash_fd(odb, fd, (size_t)seen->st_size, oid);
-			if (r != -EAGAIN && r != -EPIPE)
-				break;
-		}
+		return r;
 	}
-	git_odb_free(odb);
+	for (int tries = 0; tries < 3; tries++) {
+		_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+						O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode))
+			return -ENOENT;
+		r = fsio_hash_fd(st, fd, (size_t)seen->st_size, have, oid);
+		if (r != -EAGAIN)
+			break;
+	}
 	return r;
 }
 
@@ -320,7 +311,8 @@ static int scan_file(struct scan_ctx *c, int dirfd, const char *name, const char
 			git_tree_entry_free(te);
 		}
 		r = c->pack ? scan_pack_hash(c, dirfd, name, sb, &oid, &seen)
-			    : store_hash_at(c->st, dirfd, name, sb, &oid, &seen);
+			    : store_hash_at(c->st, dirfd, name, sb, en ? &en->oid : NULL, &oid,
+					    &seen);
 		if (r == -ENOENT)
 			return 0; /* vanished or changed type under us */
 		if (r == -EPIPE) { /* the object store refused the write */
@@ -390,6 +382,8 @@ static int scan_dir(struct scan_ctx *c, int fd, char *rel, size_t rlen, git_oid 
 			if (c->limit >= 0) {
 				if ((long long)++c->counted > c->limit)
 					r = -EFBIG;
+				if (!S_ISREG(sb.st_mode) || sb.st_size <= c->st->max_file_bytes)
+					c->bytes += (unsigned long long)sb.st_size;
 				goto next;
 			}
 			r = scan_file(c, fd, name, rel, &sb, bld);
@@ -419,6 +413,7 @@ int store_baseline_check(struct store *st, int rootfd, struct herr *e)
 	if (fd < 0)
 		return err_sys(e, -errno, "cannot scan the tree");
 	r = scan_dir(&c, fd, rel, 0, &unused, &nonempty);
+	st->baseline_bytes = (long long)c.bytes;
 	if (r == -EFBIG) {
 		snprintf(st->disabled, sizeof(st->disabled),
 			 "the tree has more than %lld files after exclusions "
@@ -435,6 +430,29 @@ int store_baseline_check(struct store *st, int rootfd, struct herr *e)
 		store_write_marker(st, "hermes-disabled", NULL);
 	}
 	return r;
+}
+
+/* The first checkpoint passed 90% of max_total_size_mb after packing
+ * c->bytes of the tree: checkpoints go off for the tree, with the estimate
+ * of what it would take and the setting that would hold it. */
+static int scan_too_big(struct scan_ctx *c, unsigned long long packed)
+{
+	struct store *st = c->st;
+	double total = st->baseline_bytes > (long long)c->bytes ? (double)st->baseline_bytes
+							       : (double)c->bytes;
+	double est = (double)packed * total / (double)c->bytes / 1048576;
+	long long need = (long long)(est / 0.9) + 1;
+
+	snprintf(st->disabled, sizeof(st->disabled),
+		 "the first checkpoint of this tree would take about %.1f MB "
+		 "(%.1f MB of files), over 90%% of checkpoints.max_total_size_mb (%lld): "
+		 "checkpoints are off for it",
+		 est, total / 1048576, st->max_total_bytes >> 20);
+	store_write_marker(st, "hermes-disabled", st->disabled);
+	return err_set(c->e, -EFBIG,
+		       "%s; raise checkpoints.max_total_size_mb to %lld or more, or exclude big "
+		       "folders in %s/.hermesignore, then run 'hermesctl checkpoint'",
+		       st->disabled, need, st->tree);
 }
 
 int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_fn progress,
@@ -465,11 +483,20 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 	}
 	if (baseline && store_pack_begin(st, 1, &c.pack) < 0)
 		c.pack = NULL; /* loose objects then */
+	/* the first checkpoint may take at most 90% of the disk cap: the rest
+	 * holds the history, and what a collection writes before it deletes */
+	if (c.pack)
+		store_pack_limit(c.pack, (unsigned long long)(st->max_total_bytes / 10 * 9));
 	r = scan_dir(&c, fd, rel, 0, tree_oid, &nonempty);
+	if (c.pack && r == -EFBIG && c.bytes > 0) {
+		r = scan_too_big(&c, store_pack_size(c.pack));
+		goto out_pack;
+	}
 	if (c.pack) {
 		if (r == 0)
 			r = store_pack_finish(c.pack, e);
 		else
+out_pack:
 			store_pack_abort(c.pack);
 	}
 	if (r == 0 && !nonempty) {
@@ -478,6 +505,16 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
 		    STORE_RETRY(git_treebuilder_write(tree_oid, bld)) < 0)
 			r = store_git_err(e, -EIO, "cannot write the empty tree");
 		git_treebuilder_free(bld);
+	}
+	/* room under the disk cap before anything is written: a collection
+	 * after the flush would take these objects for garbage */
+	if (r == 0 && head) {
+		int trimmed;
+		r = store_prune_make_room(st, (long long)store_sink_bytes(st) + 4096, &trimmed, e);
+		if (r < 0)
+			store_sink_discard(st);
+		else
+			st->room_made = 1;
 	}
 	/* the stat cache may name only blobs that are on disk */
 	if (r == 0)

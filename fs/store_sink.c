@@ -1,42 +1,64 @@
 /* The object sink: an odb backend of the highest priority that keeps what
- * libgit2 writes during a checkpoint (blobs, trees, the commit) in memory
- * and flushes it as one packfile, so a checkpoint creates two files instead
- * of one per object. Reads of objects not yet flushed are served from
- * memory; everything else falls through to the pack and loose backends. */
+ * a checkpoint writes (blobs, trees, the commit) in memory and flushes it
+ * as one packfile, so a checkpoint creates two files instead of one per
+ * object. Reads of objects not yet flushed are served from memory;
+ * everything else falls through to the pack and loose backends.
+ * store_sink_put() is the direct way in: git_odb_write() first "freshens"
+ * the object in every backend, and for a new object that means a readdir
+ * of objects/pack (an odb refresh) and a utime() attempt per object, which
+ * cost more than the rest of a checkpoint together. */
 #include "store_int.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <git2/sys/odb_backend.h>
-
-struct sink_obj {
-	git_oid oid;
-	git_object_t type;
-	size_t len;
-	unsigned char *data;
-};
+#include <openssl/evp.h>
 
 struct sink_backend {
 	git_odb_backend parent;
-	struct sink_obj *v;
+	struct store_obj *v;
 	size_t n, cap;
+	uint32_t *slots; /* open addressing on the oid: index + 1, 0 = empty */
+	size_t nslots;
+	size_t bytes; /* sum of the objects' sizes */
 };
 
-static struct sink_obj *sink_find(struct sink_backend *b, const git_oid *oid)
+static size_t sink_slot(const struct sink_backend *b, const git_oid *oid)
 {
-	/* a checkpoint writes a handful of objects: a scan is enough */
-	for (size_t i = b->n; i-- > 0;)
-		if (git_oid_equal(&b->v[i].oid, oid))
-			return &b->v[i];
-	return NULL;
+	uint64_t h;
+
+	memcpy(&h, oid->id, sizeof(h));
+	return (size_t)h & (b->nslots - 1);
+}
+
+/* The slot of oid, or of the empty slot where it would go. */
+static size_t sink_lookup(const struct sink_backend *b, const git_oid *oid)
+{
+	size_t s = sink_slot(b, oid);
+
+	while (b->slots[s] && !git_oid_equal(&b->v[b->slots[s] - 1].oid, oid))
+		s = (s + 1) & (b->nslots - 1);
+	return s;
+}
+
+static struct store_obj *sink_find(struct sink_backend *b, const git_oid *oid)
+{
+	size_t s;
+
+	if (b->n == 0)
+		return NULL;
+	s = sink_lookup(b, oid);
+	return b->slots[s] ? &b->v[b->slots[s] - 1] : NULL;
 }
 
 static int sink_read(void **out, size_t *len, git_object_t *type, git_odb_backend *be,
 		     const git_oid *oid)
 {
-	struct sink_obj *o = sink_find((struct sink_backend *)be, oid);
+	struct store_obj *o = sink_find((struct sink_backend *)be, oid);
 
 	if (!o)
 		return GIT_ENOTFOUND;
@@ -52,7 +74,7 @@ static int sink_read(void **out, size_t *len, git_object_t *type, git_odb_backen
 static int sink_read_header(size_t *len, git_object_t *type, git_odb_backend *be,
 			    const git_oid *oid)
 {
-	struct sink_obj *o = sink_find((struct sink_backend *)be, oid);
+	struct store_obj *o = sink_find((struct sink_backend *)be, oid);
 
 	if (!o)
 		return GIT_ENOTFOUND;
@@ -66,32 +88,83 @@ static int sink_exists(git_odb_backend *be, const git_oid *oid)
 	return sink_find((struct sink_backend *)be, oid) != NULL;
 }
 
-static int sink_write(git_odb_backend *be, const git_oid *oid, const void *data, size_t len,
-		      git_object_t type)
+/* Keep a copy of an object whose id is known (the caller hashed it). */
+static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data, size_t len,
+		    git_object_t type)
 {
-	struct sink_backend *b = (struct sink_backend *)be;
-	struct sink_obj *o;
+	struct store_obj *o;
 
 	if (sink_find(b, oid))
 		return 0;
+	if ((b->n + 1) * 2 > b->nslots) {
+		size_t ns = b->nslots ? b->nslots * 2 : 256;
+		uint32_t *sl = calloc(ns, sizeof(*sl));
+		if (!sl)
+			return -ENOMEM;
+		free(b->slots);
+		b->slots = sl;
+		b->nslots = ns;
+		for (size_t i = 0; i < b->n; i++)
+			b->slots[sink_lookup(b, &b->v[i].oid)] = (uint32_t)i + 1;
+	}
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct sink_obj *v = realloc(b->v, cap * sizeof(*v));
+		struct store_obj *v = realloc(b->v, cap * sizeof(*v));
 		if (!v)
-			return -1;
+			return -ENOMEM;
 		b->v = v;
 		b->cap = cap;
 	}
 	o = &b->v[b->n];
 	o->data = malloc(len ? len : 1);
 	if (!o->data)
-		return -1;
+		return -ENOMEM;
 	memcpy(o->data, data, len);
 	o->oid = *oid;
 	o->type = type;
 	o->len = len;
-	b->n++;
+	b->slots[sink_lookup(b, oid)] = (uint32_t)++b->n;
+	b->bytes += len;
 	return 0;
+}
+
+static int sink_write(git_odb_backend *be, const git_oid *oid, const void *data, size_t len,
+		      git_object_t type)
+{
+	return sink_add((struct sink_backend *)be, oid, data, len, type) < 0 ? -1 : 0;
+}
+
+int store_object_id(git_object_t type, const void *buf, size_t len, git_oid *oid)
+{
+	char hdr[32];
+	int n = snprintf(hdr, sizeof(hdr), "%s %zu", git_object_type2string(type), len);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned int mdlen;
+	int ok;
+
+	if (!md)
+		return -ENOMEM;
+	ok = EVP_DigestInit_ex(md, EVP_sha1(), NULL) &&
+	     EVP_DigestUpdate(md, hdr, (size_t)n + 1) && EVP_DigestUpdate(md, buf, len) &&
+	     EVP_DigestFinal_ex(md, oid->id, &mdlen);
+	EVP_MD_CTX_free(md);
+	return ok ? 0 : -EIO;
+}
+
+int store_sink_put(struct store *st, git_object_t type, const void *buf, size_t len,
+		   git_oid *oid)
+{
+	int r = store_object_id(type, buf, len, oid);
+
+	if (r == 0)
+		r = sink_add(st->sink, oid, buf, len, type);
+	return r;
+}
+
+int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
+		    const git_oid *oid)
+{
+	return sink_add(st->sink, oid, buf, len, type);
 }
 
 static void sink_clear(struct sink_backend *b)
@@ -99,6 +172,62 @@ static void sink_clear(struct sink_backend *b)
 	for (size_t i = 0; i < b->n; i++)
 		free(b->v[i].data);
 	b->n = 0;
+	b->bytes = 0;
+	if (b->slots)
+		memset(b->slots, 0, b->nslots * sizeof(*b->slots));
+}
+
+struct store_sink_saved {
+	struct store_obj *v;
+	size_t n, cap;
+	uint32_t *slots;
+	size_t nslots, bytes;
+};
+
+void *store_sink_stash(struct store *st)
+{
+	struct sink_backend *b = st->sink;
+	struct store_sink_saved *sv = calloc(1, sizeof(*sv));
+
+	if (!sv || !b)
+		return sv;
+	*sv = (struct store_sink_saved){ b->v, b->n, b->cap, b->slots, b->nslots, b->bytes };
+	b->v = NULL;
+	b->slots = NULL;
+	b->n = b->cap = b->nslots = b->bytes = 0;
+	return sv;
+}
+
+void store_sink_unstash(struct store *st, void *saved)
+{
+	struct sink_backend *b = st->sink;
+	struct store_sink_saved *sv = saved;
+
+	if (!sv)
+		return;
+	if (b) {
+		sink_clear(b);
+		free(b->v);
+		free(b->slots);
+		b->v = sv->v;
+		b->n = sv->n;
+		b->cap = sv->cap;
+		b->slots = sv->slots;
+		b->nslots = sv->nslots;
+		b->bytes = sv->bytes;
+	}
+	free(sv);
+}
+
+void store_sink_discard(struct store *st)
+{
+	if (st->sink)
+		sink_clear(st->sink);
+}
+
+size_t store_sink_bytes(const struct store *st)
+{
+	return st->sink ? st->sink->bytes : 0;
 }
 
 static void sink_free(git_odb_backend *be)
@@ -107,6 +236,7 @@ static void sink_free(git_odb_backend *be)
 
 	sink_clear(b);
 	free(b->v);
+	free(b->slots);
 	free(b);
 }
 
@@ -139,23 +269,11 @@ int store_sink_install(struct store *st)
 int store_sink_flush(struct store *st, struct herr *e)
 {
 	struct sink_backend *b = st->sink;
-	struct store_pack *p = NULL;
 	int r;
 
 	if (!b || b->n == 0)
 		return 0;
-	r = store_pack_begin(st, 0, &p);
-	if (r < 0)
-		return err_sys(e, r, "cannot write the checkpoint's objects");
-	for (size_t i = 0; i < b->n; i++) {
-		r = store_pack_add_object(p, b->v[i].type, b->v[i].data, b->v[i].len,
-					  &b->v[i].oid);
-		if (r < 0) {
-			store_pack_abort(p);
-			return err_sys(e, r, "cannot write the checkpoint's objects");
-		}
-	}
-	r = store_pack_finish(p, e);
+	r = store_pack_write_objects(st, b->v, b->n, e);
 	if (r == 0)
 		sink_clear(b);
 	return r;

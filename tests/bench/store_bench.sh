@@ -2,7 +2,8 @@
 # Store benchmark: one checkpoint after changing 1 and 10 files given the
 # changed paths, against `git add -A && git commit` with GIT_DIR/GIT_WORK_TREE
 # on the same tree in the same run; the first baseline against git's; disk
-# use after 500 checkpoints of churn. Prints ratios.
+# use after 500 checkpoints of churn under a cap 30% above the baseline
+# (peak and final against the cap). Prints ratios.
 #   STORE_BENCH_FILES (default 60000), STORE_BENCH_MB (default 1000) scale it;
 #   BUILD (default ./build) is the meson build dir.
 set -euo pipefail
@@ -102,12 +103,18 @@ scan_ms=$(calc "($t1 - $t0) * 1000")
 printf 'hermesctl checkpoint --paths-from (1 file): %.1f ms; full scan with stat cache: %.1f ms (ratio to git add -A %s)\n' \
 	"$cli_ms" "$scan_ms" "$(ratio "$scan_ms" "$g_ms")"
 
-# disk after churn: CHURN checkpoints of 1-10 changed files, default retention
+# disk after churn: CHURN checkpoints of 1-10 changed files, under a cap
+# above the baseline (checkpoints.max_total_size_mb = baseline + 30%)
 wait_gc
 store=$HERMES_HOME/checkpoints/$(printf '%s' "$TREE" | sha256sum | cut -c1-16)
 before=$(du -s -B1 "$store" | cut -f1)
+cap_mb=$(( before * 13 / 10 / 1048576 + 1 ))
+printf 'checkpoints:\n  max_files: 10000000\n  max_total_size_mb: %d\n' "$cap_mb" >"$HERMES_HOME/config.yaml"
+peak=$before
 for s in $(seq 1 10); do
 	"$DRIVER" "$TREE" "$WORK/files.txt" $((CHURN / 10)) $(( (s % 10) + 1 )) "$s" rewrite >/dev/null
+	b=$(du -sb "$store" | cut -f1)
+	[ "$b" -gt "$peak" ] && peak=$b
 done
 wait_gc
 sleep 11
@@ -120,3 +127,6 @@ printf 'disk: store %.0f MB after baseline, %.0f MB after %d checkpoints of chur
 	"$(calc "$before / 1048576")" "$(calc "$after / 1048576")" "$CHURN" \
 	"$("$HCTL" rollback -C "$TREE" --json | grep -c '"number"')" \
 	"$(calc "$tree_b / 1048576")" "$(ratio "$after" "$tree_b")" "$(calc "$git_b / 1048576")"
+printf 'disk cap %d MB: peak (du -sb after each batch of %d checkpoints) %.1f MB = %s of the cap; final %.1f MB = %s of the cap\n' \
+	"$cap_mb" $((CHURN / 10)) "$(calc "$peak / 1048576")" "$(ratio "$peak" $((cap_mb * 1048576)))" \
+	"$(calc "$after / 1048576")" "$(ratio "$after" $((cap_mb * 1048576)))"
