@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700
 #include "store_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,7 +164,37 @@ static size_t prune_count(struct store *st, size_t stop)
  * dropped checkpoints' packed objects go; full=0 only packs new loose
  * objects and prunes unreachable loose ones. The reachable size on disk is
  * then recorded in hermes-size. */
-static int prune_gc(struct store *st, int wait, int full, struct herr *e)
+/* Bytes of the biggest pack of the store (0 if none). */
+static long long prune_biggest_pack(struct store *st)
+{
+	char path[PATH_MAX + 32];
+	struct dirent *d;
+	long long best = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/objects/pack", st->dir);
+	if (!(dir = opendir(path)))
+		return 0;
+	while ((d = readdir(dir))) {
+		struct stat sb;
+		size_t n = strlen(d->d_name);
+		if (n < 6 || strcmp(d->d_name + n - 5, ".pack") != 0)
+			continue;
+		if (fstatat(dirfd(dir), d->d_name, &sb, 0) == 0 && sb.st_size > best)
+			best = sb.st_size;
+	}
+	closedir(dir);
+	return best;
+}
+
+/* How a collection repacks: small packs rolled into bigger ones (light:
+ * reclaims nothing held in packs), everything rewritten (full: needs as
+ * much free space again as the store takes), or everything but the
+ * biggest pack, usually the first baseline (keep: reclaims what the
+ * dropped checkpoints alone held, needs only the size of the rest). */
+enum prune_mode { PRUNE_LIGHT, PRUNE_FULL, PRUNE_KEEP };
+
+static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 {
 	/* $1 store, $2 grace seconds or "now", $3 wait|bg, $4 full|light. A
 	 * request that finds a collection running leaves gc.again, and the
@@ -182,6 +214,10 @@ static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 		"  while :; do\n"
 		"    rm -f \"$D/gc.again\"; P=$(expiry \"$2\")\n"
 		"    if [ \"$M\" = full ]; then $G gc --quiet --prune=\"$P\" || exit 1\n"
+		"    elif [ \"$M\" = keep ]; then\n"
+		"      K=$(ls -S \"$D/objects/pack/\" 2>/dev/null | grep '\\.pack$' | head -n 1)\n"
+		"      $G prune --expire=\"$P\" && $G repack -A -d -q --unpack-unreachable=\"$P\" ${K:+--keep-pack=$K} &&\n"
+		"        $G prune-packed -q || exit 1\n"
 		"    else $G prune --expire=\"$P\" && $G repack -d -q -F --geometric=2 &&\n"
 		"      $G prune-packed -q || exit 1\n"
 		"    fi\n"
@@ -194,7 +230,8 @@ static int prune_gc(struct store *st, int wait, int full, struct herr *e)
 		"if [ \"$3\" = wait ]; then run \"$@\"; else (run \"$@\") </dev/null >/dev/null 2>&1 & fi\n";
 	char home[PATH_MAX + 16], grace[16];
 	char *argv[] = { "sh", "-c", (char *)script, "hermes-gc", st->dir,
-			 wait ? "now" : grace, wait ? "wait" : "bg", full ? "full" : "light",
+			 wait ? "now" : grace, wait ? "wait" : "bg",
+			 mode == PRUNE_FULL ? "full" : mode == PRUNE_KEEP ? "keep" : "light",
 			 NULL };
 	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", home, "GIT_CONFIG_NOSYSTEM=1",
 			 "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
@@ -326,13 +363,21 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 	int followup = ps.full_at && time(NULL) > ps.full_at + prune_grace() + 1;
 	if (followup)
 		full = gc = 1;
-	/* past half the cap a collection in the background could pass it
-	 * while it writes its new pack: the next checkpoint collects in the
-	 * foreground instead, when it must (store_prune_make_room) */
-	if (gc && st->disk > st->max_total_bytes / 2)
-		gc = 0;
+	/* A collection writes its new pack before deleting the old ones:
+	 * past half the cap a full one could pass the cap. Then rewrite
+	 * everything but the biggest pack, if that fits, in the background
+	 * still; else the next checkpoint collects in the foreground, when
+	 * it must (store_prune_make_room). */
+	int mode = full ? PRUNE_FULL : PRUNE_LIGHT;
+	if (gc && st->disk > st->max_total_bytes / 2) {
+		long long rest = st->disk - prune_biggest_pack(st);
+		if (st->disk + rest > st->max_total_bytes / 20 * 19)
+			gc = 0;
+		else if (full)
+			mode = PRUNE_KEEP;
+	}
 	if (rc == 0 && gc) {
-		rc = prune_gc(st, 0, full, e);
+		rc = prune_gc(st, 0, mode, e);
 		ps.written = 0;
 		/* a full one is followed by another once its grace is over */
 		if (full)
@@ -414,10 +459,16 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 			break;
 		/* a quarter of the history per round, and at least one */
 		rc = prune_trim(st, have - (have + 3) / 4, &dropped, e);
+		/* cheapest first: the biggest pack may be all that is left
+		 * of the baseline, or may hold what was just dropped */
 		if (rc == 0)
-			rc = prune_gc(st, 1, 1, e);
+			rc = prune_gc(st, 1, PRUNE_KEEP, e);
 		*trimmed = 1;
 		st->disk = store_disk_usage(st->dir);
+		if (rc == 0 && st->disk + need > cap) {
+			rc = prune_gc(st, 1, PRUNE_FULL, e);
+			st->disk = store_disk_usage(st->dir);
+		}
 		if (st->disk + need <= cap)
 			break;
 	}
@@ -443,12 +494,12 @@ int store_prune(struct store *st, int wait, struct herr *e)
 
 	rc = prune_trim(st, (size_t)st->max_snapshots, &dropped, e);
 	if (rc == 0 && !wait)
-		rc = prune_gc(st, 0, 1, e);
+		rc = prune_gc(st, 0, PRUNE_FULL, e);
 	for (int round = 0; rc == 0 && wait && round < 64; round++) {
 		long long size;
 		size_t have;
 
-		rc = prune_gc(st, 1, 1, e);
+		rc = prune_gc(st, 1, PRUNE_FULL, e);
 		size = prune_read_num(st, "hermes-size");
 		have = prune_count(st, SIZE_MAX);
 		if (rc < 0 || size <= st->max_total_bytes || have <= 1)
