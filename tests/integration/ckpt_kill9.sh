@@ -148,11 +148,13 @@ k9_recover() {
 		t_check_fail "$what: $(ckpt_status 'c.get("last_error")')"
 }
 
-# every journaled write is in the tree (the last one per name wins)
+# every journaled write is in the tree (the last one per name wins), and in
+# the checkpoint taken after recovery (the killed daemon's dirty set is
+# gone: the re-validation at mount must find each of them)
 k9_check_journal() {
 	local what=$1
-	python3 - "$TREE" "$T/journal" <<'PY' || t_check_fail "$what: acknowledged writes lost (above)"
-import sys
+	python3 - "$TREE" "$T/journal" "$STORE" <<'PY' || t_check_fail "$what: acknowledged writes lost (above)"
+import subprocess, sys
 tree, last, inflight = sys.argv[1], {}, None
 for line in open(sys.argv[2]):
     f = line.rstrip("\n").split("\t")
@@ -161,6 +163,8 @@ for line in open(sys.argv[2]):
     else:
         last[f[1]] = f[2] + "\n"
         inflight = None
+cat = subprocess.Popen(["git", "--git-dir", sys.argv[3], "cat-file", "--batch"],
+                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 bad = 0
 for name, text in last.items():
     try:
@@ -171,6 +175,18 @@ for name, text in last.items():
     ok = got == text or (inflight and name == inflight[0] and got in ("", inflight[1]))
     if not ok:
         print("lost: %s holds %r, acknowledged %r" % (name, got, text), file=sys.stderr)
+        bad += 1
+        continue
+    cat.stdin.write(b"HEAD:%s\n" % name.encode())
+    cat.stdin.flush()
+    head = cat.stdout.readline().split()
+    held = None
+    if head[-1] != b"missing":
+        held = cat.stdout.read(int(head[2])).decode()
+        cat.stdout.read(1)
+    if held != got:
+        print("not checkpointed: %s holds %r, the checkpoint after recovery %r"
+              % (name, got, held), file=sys.stderr)
         bad += 1
 sys.exit(1 if bad else 0)
 PY
