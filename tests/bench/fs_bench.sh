@@ -10,11 +10,13 @@
 # config checkpoints.enabled: false) and "ckpt" with checkpoints on (each
 # run there starts with `hermesctl turn`, so its first change pays for the
 # checkpoint of the previous run's changes); the table gives mount/native
-# and ckpt/mount.
+# and ckpt/mount. The two mounts take turns going first in a round, and no
+# run starts while a background collection of the checkpoint store runs.
 #
 # usage: fs_bench.sh [--quick] [--opts "DAEMON OPTIONS"]
 #   BUILD (default: <source>/build) holds fs/hermesfs and the bench helper;
-#   BENCH_DIR (default /tmp) is where the data goes (needs ~2.5 GiB free).
+#   BENCH_DIR (default /tmp) is where the data goes (needs ~2.5 GiB free);
+#   FS_BENCH_ROUNDS (1) and FS_BENCH_ROUNDS_SEQ (2): runs per mount.
 # Needs root (it drops the page cache between phases: echo 3 >
 # /proc/sys/vm/drop_caches; without root the caches stay warm and the
 # figures say so), fio, tar, /dev/fuse.
@@ -56,6 +58,8 @@ else
 	SEQ_MB=1024 RAND_MB=256 RAND_SECS=2 NFILES=20000 NTREE=50000
 	ROUNDS_SEQ=2 ROUNDS=1
 fi
+ROUNDS_SEQ=${FS_BENCH_ROUNDS_SEQ:-$ROUNDS_SEQ}
+ROUNDS=${FS_BENCH_ROUNDS:-$ROUNDS}
 
 t_need_fuse
 t_need_cmd fio tar dd
@@ -198,18 +202,42 @@ w_untar() { # RUN DIR
 	rm -rf "$dir/x"
 }
 
-# aba WORKLOAD ROUNDS: N M C N M C ... N with ROUNDS runs on each mount;
-# figures into R[native<k>,*], R[mount<k>,*] and R[ckpt<k>,*]
+# No background collection of the checkpoint store running (it holds
+# gc.lock while it works): a run must not pay for what an earlier one left.
+gc_wait() {
+	local l
+	for l in "$T"/home-on/checkpoints/*/gc.lock; do
+		[ -e "$l" ] || continue
+		timeout 600 flock "$l" true || t_log "a collection of ${l%/gc.lock} runs on"
+	done
+}
+
+# One run on the mount with checkpoints on: a new turn first, so the
+# workload's first change pays for a checkpoint of what the previous
+# workload there changed.
+ckpt_run() { # WORKLOAD K
+	gc_wait
+	HERMES_HOME=$T/home-on "$BUILD/tools/hermesctl" turn -m "bench $1" \
+		-C "$B/ckpt" >/dev/null || w_fail "hermesctl turn failed"
+	"$1" "ckpt$2" "$B/ckpt"
+}
+
+# aba WORKLOAD ROUNDS: N M C N C M N ... N with ROUNDS runs on each mount
+# (the two mounts take turns going first); figures into R[native<k>,*],
+# R[mount<k>,*] and R[ckpt<k>,*]
 aba() {
 	local w=$1 rounds=$2 k
 	for ((k = 1; k <= rounds; k++)); do
 		"$w" "native$k" "$B/native"
-		"$w" "mount$k" "$B/src"
-		# a new turn: the workload's first change pays for a checkpoint
-		# of what the previous workload changed
-		HERMES_HOME=$T/home-on "$BUILD/tools/hermesctl" turn -m "bench $w" \
-			-C "$B/ckpt" >/dev/null || w_fail "hermesctl turn failed"
-		"$w" "ckpt$k" "$B/ckpt"
+		if [ $((k % 2)) = 1 ]; then
+			gc_wait
+			"$w" "mount$k" "$B/src"
+			ckpt_run "$w" "$k"
+		else
+			ckpt_run "$w" "$k"
+			gc_wait
+			"$w" "mount$k" "$B/src"
+		fi
 	done
 	"$w" "native$((rounds + 1))" "$B/native"
 }

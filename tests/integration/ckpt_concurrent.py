@@ -2,7 +2,11 @@
 store afterwards.
 
   ckpt_concurrent.py run TREE SOCK SECONDS NTHREADS   writers + turn flipper
-  ckpt_concurrent.py check STORE NTHREADS FINAL_JSON  every commit consistent
+  ckpt_concurrent.py check STORE NTHREADS RUN_JSON    every commit consistent
+
+`run` prints JSON: the final counters, the number of turns, and for each
+turn "flip N" the counters every writer had acknowledged before it was
+asked for ("acks"); `check` reads that file.
 
 Each writer thread i repeats, with counter c = 1, 2, ...:
   append "%08d\n" % c to log_i (O_APPEND), then replace a_i with c, then
@@ -10,6 +14,9 @@ Each writer thread i repeats, with counter c = 1, 2, ...:
   while no operation is halfway therefore shows, for every i, with L the
   number of lines of log_i: L-1 <= a_i <= L, b_i in {a_i, a_i-1}, and
   b_i == a_i when a_i == L-1; log_i is exactly the lines 1..L.
+No lost write: the checkpoint of turn "flip N" holds every write that was
+acknowledged before that turn was asked for (b_i >= acks[N][i]), and the
+counters never go back from one checkpoint to the next.
 """
 import json
 import os
@@ -47,11 +54,14 @@ def writer(tree, i, stop, counts, errors):
         errors.append("writer %d at %d: %r" % (i, c, e))
 
 
-def flipper(sock, stop, stats, errors):
+def flipper(sock, stop, stats, counts, acks, errors):
     try:
         conn = ckpt_client.Conn(sock)
         n = 0
         while not stop.is_set():
+            # what every writer has acknowledged so far: the checkpoint of
+            # this turn is taken after the turn begins, so it must hold it
+            acks.append(list(counts))
             ans = conn.call({"op": "turn", "reason": "flip %d" % n})
             if not ans.get("ok"):
                 errors.append("turn %d: %r" % (n, ans))
@@ -69,9 +79,11 @@ def run(tree, sock, seconds, nthreads):
     counts = [0] * nthreads
     errors = []
     stats = {}
+    acks = []
     threads = [threading.Thread(target=writer, args=(tree, i, stop, counts, errors))
                for i in range(nthreads)]
-    threads.append(threading.Thread(target=flipper, args=(sock, stop, stats, errors)))
+    threads.append(threading.Thread(target=flipper,
+                                    args=(sock, stop, stats, counts, acks, errors)))
     for t in threads:
         t.start()
     time.sleep(seconds)
@@ -82,7 +94,7 @@ def run(tree, sock, seconds, nthreads):
             errors.append("a thread is stuck 30 s after stop (deadlock?)")
     for e in errors:
         print("error:", e, file=sys.stderr)
-    print(json.dumps({"counts": counts, "turns": stats.get("turns", 0)}))
+    print(json.dumps({"counts": counts, "turns": stats.get("turns", 0), "acks": acks}))
     return 1 if errors else 0
 
 
@@ -111,10 +123,14 @@ def check_state(get, nthreads, where):
     return bad
 
 
-def check(store, nthreads, final_json):
-    final = json.loads(final_json)
-    commits = subprocess.run(["git", "--git-dir", store, "rev-list", "HEAD"],
-                             check=True, capture_output=True, text=True).stdout.split()
+def check(store, nthreads, run_json):
+    with open(run_json) as f:
+        final = json.load(f)
+    acks = final.get("acks", [])
+    log = subprocess.run(["git", "--git-dir", store, "log", "--format=%H %s"],
+                         check=True, capture_output=True, text=True).stdout.splitlines()
+    commits = [line.split(" ", 1)[0] for line in log]
+    subjects = [line.split(" ", 1)[1] if " " in line else "" for line in log]
     cat = subprocess.Popen(["git", "--git-dir", store, "cat-file", "--batch"],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
@@ -129,10 +145,31 @@ def check(store, nthreads, final_json):
         cat.stdout.read(1)
         return data
 
+    def counter(commit, name):
+        data = blob(commit, name)
+        return int(data) if data else 0
+
     bad = []
-    for n, commit in enumerate(commits):
-        bad += check_state(lambda name, c=commit: blob(c, name), nthreads,
-                           "checkpoint %d (%s)" % (n + 1, commit[:12]))
+    acked_checked = 0
+    prev = None  # counters of the next older checkpoint
+    for n in range(len(commits) - 1, -1, -1):  # oldest first
+        commit, subject = commits[n], subjects[n]
+        where = "checkpoint %d (%s, %r)" % (len(commits) - n, commit[:12], subject)
+        bad += check_state(lambda name, c=commit: blob(c, name), nthreads, where)
+        now = [counter(commit, "b_%d" % i) for i in range(nthreads)]
+        if prev is not None:
+            for i in range(nthreads):
+                if now[i] < prev[i]:
+                    bad.append("%s: b_%d = %d went back from %d" % (where, i, now[i], prev[i]))
+        prev = now
+        if subject.startswith("flip "):
+            k = int(subject.split()[1])
+            if k < len(acks):
+                acked_checked += 1
+                for i in range(nthreads):
+                    if now[i] < acks[k][i]:
+                        bad.append("%s: b_%d = %d, but %d was acknowledged before the turn"
+                                   % (where, i, now[i], acks[k][i]))
     # the newest (the unmount checkpoint) is the final tree
     for i, c in enumerate(final["counts"]):
         for name in ("a_%d" % i, "b_%d" % i):
@@ -143,7 +180,10 @@ def check(store, nthreads, final_json):
     cat.wait()
     for b in bad[:40]:
         print("violation:", b, file=sys.stderr)
-    print(json.dumps({"commits": len(commits), "violations": len(bad)}))
+    if acks and not acked_checked:
+        bad.append("no checkpoint of a flipped turn to check acknowledged writes against")
+    print(json.dumps({"commits": len(commits), "acked_turns_checked": acked_checked,
+                      "violations": len(bad)}))
     return 1 if bad else 0
 
 
