@@ -40,23 +40,31 @@ struct store_pack {
 
 #define PACK_CHUNK (1u << 17)
 
-static int pack_write(struct store_pack *p, const void *buf, size_t len, uint32_t *crc)
+static int pack_write_all(int fd, const void *buf, size_t len)
 {
 	const char *s = buf;
 
-	if (crc)
-		*crc = (uint32_t)crc32(*crc, buf, (uInt)len);
 	while (len > 0) {
-		ssize_t w = write(p->fd, s, len);
+		ssize_t w = write(fd, s, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
 			return w < 0 ? -errno : -EIO;
 		s += w;
 		len -= (size_t)w;
-		p->off += (uint64_t)w;
 	}
 	return 0;
+}
+
+static int pack_write(struct store_pack *p, const void *buf, size_t len, uint32_t *crc)
+{
+	int r;
+
+	if (crc)
+		*crc = (uint32_t)crc32(*crc, buf, (uInt)len);
+	if ((r = pack_write_all(p->fd, buf, len)) == 0)
+		p->off += (uint64_t)len;
+	return r;
 }
 
 int store_pack_begin(struct store *st, int level, struct store_pack **out)
@@ -298,22 +306,6 @@ static int pack_sha1_file(int fd, uint64_t len, unsigned char out[20], unsigned 
 	}
 	EVP_DigestFinal_ex(md, out, &mdlen);
 	EVP_MD_CTX_free(md);
-	return 0;
-}
-
-static int pack_write_all(int fd, const void *buf, size_t len)
-{
-	const char *s = buf;
-
-	while (len > 0) {
-		ssize_t w = write(fd, s, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		s += w;
-		len -= (size_t)w;
-	}
 	return 0;
 }
 

@@ -232,8 +232,16 @@ static int sc_trusted(const struct sc_table *t, const struct sc_entry *en,
 	       m < t->scan_start - SC_RACY_NS && c < t->scan_start - SC_RACY_NS;
 }
 
-int store_hash_at(struct store *st, int dirfd, const char *name, const struct stat *sb,
-		  const git_oid *have, git_oid *oid, struct stat *seen)
+/* Where the bytes of a file being hashed go: store_hash_at puts them in
+ * the sink, the first baseline into its pack. */
+struct hash_dest {
+	int (*put_buf)(void *ctx, const void *buf, size_t len, git_oid *oid);
+	int (*put_fd)(void *ctx, int fd, size_t size, git_oid *oid); /* -EAGAIN: changed */
+	void *ctx;
+};
+
+static int hash_at(const struct hash_dest *d, int dirfd, const char *name,
+		   const struct stat *sb, git_oid *oid, struct stat *seen)
 {
 	int r = -EIO;
 
@@ -242,7 +250,7 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
 		if (n < 0)
 			return -errno;
-		r = store_sink_put(st, GIT_OBJECT_BLOB, target, (size_t)n, oid);
+		r = d->put_buf(d->ctx, target, (size_t)n, oid);
 		if (r == 0 && fstatat(dirfd, name, seen, AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
 		return r;
@@ -254,41 +262,55 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 			return -errno;
 		if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode))
 			return -ENOENT;
-		r = fsio_hash_fd(st, fd, (size_t)seen->st_size, have, oid);
+		r = d->put_fd(d->ctx, fd, (size_t)seen->st_size, oid);
 		if (r != -EAGAIN)
 			break;
 	}
 	return r;
 }
 
+struct sink_dest {
+	struct store *st;
+	const git_oid *have;
+};
+
+static int sink_put_buf(void *ctx, const void *buf, size_t len, git_oid *oid)
+{
+	return store_sink_put(((struct sink_dest *)ctx)->st, GIT_OBJECT_BLOB, buf, len, oid);
+}
+
+static int sink_put_fd(void *ctx, int fd, size_t size, git_oid *oid)
+{
+	struct sink_dest *s = ctx;
+	return fsio_hash_fd(s->st, fd, size, s->have, oid);
+}
+
+int store_hash_at(struct store *st, int dirfd, const char *name, const struct stat *sb,
+		  const git_oid *have, git_oid *oid, struct stat *seen)
+{
+	struct sink_dest s = { st, have };
+	const struct hash_dest d = { sink_put_buf, sink_put_fd, &s };
+
+	return hash_at(&d, dirfd, name, sb, oid, seen);
+}
+
+static int pack_put_buf(void *ctx, const void *buf, size_t len, git_oid *oid)
+{
+	return store_pack_add_buf(ctx, buf, len, oid);
+}
+
+static int pack_put_fd(void *ctx, int fd, size_t size, git_oid *oid)
+{
+	return store_pack_add_fd(ctx, fd, size, oid);
+}
+
 /* Like store_hash_at, into the baseline pack. */
 static int scan_pack_hash(struct scan_ctx *c, int dirfd, const char *name,
 			  const struct stat *sb, git_oid *oid, struct stat *seen)
 {
-	int r = -EIO;
+	const struct hash_dest d = { pack_put_buf, pack_put_fd, c->pack };
 
-	if (S_ISLNK(sb->st_mode)) {
-		char target[PATH_MAX];
-		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
-		if (n < 0)
-			return -errno;
-		r = store_pack_add_buf(c->pack, target, (size_t)n, oid);
-		if (r == 0 && fstatat(dirfd, name, seen, AT_SYMLINK_NOFOLLOW) < 0)
-			r = -errno;
-		return r;
-	}
-	for (int tries = 0; tries < 3; tries++) {
-		_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-						O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode))
-			return -ENOENT;
-		r = store_pack_add_fd(c->pack, fd, (size_t)seen->st_size, oid);
-		if (r != -EAGAIN)
-			break;
-	}
-	return r;
+	return hash_at(&d, dirfd, name, sb, oid, seen);
 }
 
 static int scan_file(struct scan_ctx *c, int dirfd, const char *name, const char *rel,
