@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckptd.h"
@@ -18,10 +19,17 @@
 #include "jsonl.h"
 #include "log.h"
 
+struct ctl_client;
+
 struct hfs_ctl {
 	int listen_fd;
 	int stop_fd; /* eventfd: written once by ctl_stop */
 	pthread_t thread;
+	/* the clients being served, which ctl_stop waits out: their
+	 * requests use what the daemon frees after it */
+	pthread_mutex_t lock;
+	pthread_cond_t gone;
+	struct ctl_client *clients;
 };
 
 /* Fill resp (already holding "ok": true) or return a negative errno with e set. */
@@ -113,9 +121,27 @@ fail:
 
 struct ctl_client {
 	struct hfs *fs;
+	struct hfs_ctl *ctl;
 	int fd;
 	struct ucred peer; /* who connected (SO_PEERCRED) */
+	struct ctl_client *next; /* ctl->lock */
 };
+
+static void ctl_client_done(struct ctl_client *c)
+{
+	struct hfs_ctl *ctl = c->ctl;
+
+	pthread_mutex_lock(&ctl->lock);
+	for (struct ctl_client **pp = &ctl->clients; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	close(c->fd);
+	free(c);
+	pthread_cond_broadcast(&ctl->gone);
+	pthread_mutex_unlock(&ctl->lock);
+}
 
 static void *ctl_client_main(void *arg)
 {
@@ -154,8 +180,7 @@ static void *ctl_client_main(void *arg)
 			break;
 	}
 	jsonl_reader_free(&rd);
-	close(c->fd);
-	free(c);
+	ctl_client_done(c);
 	return NULL;
 }
 
@@ -190,6 +215,7 @@ static void *ctl_main(void *arg)
 			continue;
 		}
 		c->fs = fs;
+		c->ctl = ctl;
 		c->fd = fd;
 		socklen_t len = sizeof(c->peer);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
@@ -199,10 +225,12 @@ static void *ctl_main(void *arg)
 		}
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, ctl_client_main, c) != 0) {
-			close(fd);
-			free(c);
-		}
+		pthread_mutex_lock(&ctl->lock);
+		c->next = ctl->clients;
+		ctl->clients = c;
+		pthread_mutex_unlock(&ctl->lock);
+		if (pthread_create(&t, &attr, ctl_client_main, c) != 0)
+			ctl_client_done(c);
 		pthread_attr_destroy(&attr);
 	}
 }
@@ -222,6 +250,8 @@ int ctl_start(struct hfs *fs, struct herr *e)
 	ctl = calloc(1, sizeof(*ctl));
 	if (!ctl)
 		return err_set(e, -ENOMEM, "out of memory");
+	pthread_mutex_init(&ctl->lock, NULL);
+	pthread_cond_init(&ctl->gone, NULL);
 	ctl->stop_fd = eventfd(0, EFD_CLOEXEC);
 	ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (ctl->stop_fd < 0 || ctl->listen_fd < 0) {
@@ -274,6 +304,30 @@ void ctl_stop(struct hfs *fs)
 	if (write(ctl->stop_fd, &one, sizeof(one)) < 0)
 		log_warn("control socket: cannot wake the server thread");
 	pthread_join(ctl->thread, NULL);
+	/* no new clients now; wake the idle ones, let the busy ones finish
+	 * their request (10 s at most: a stuck one must not keep us) */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&ctl->lock);
+	for (struct ctl_client *c = ctl->clients; c; c = c->next)
+		shutdown(c->fd, SHUT_RDWR);
+	while (ctl->clients)
+		if (pthread_cond_timedwait(&ctl->gone, &ctl->lock, &until) == ETIMEDOUT)
+			break;
+	int stuck = ctl->clients != NULL;
+	pthread_mutex_unlock(&ctl->lock);
+	if (stuck) {
+		/* leave ctl (and its lock) to the stuck client */
+		log_warn("control socket: a client is still being served at unmount");
+		close(ctl->listen_fd);
+		close(ctl->stop_fd);
+		unlink(fs->sock_path);
+		fs->ctl = NULL;
+		return;
+	}
+	pthread_mutex_destroy(&ctl->lock);
+	pthread_cond_destroy(&ctl->gone);
 	close(ctl->listen_fd);
 	close(ctl->stop_fd);
 	unlink(fs->sock_path);
