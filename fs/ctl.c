@@ -18,10 +18,17 @@
 #include "jsonl.h"
 #include "log.h"
 
+struct ctl_client;
+
 struct hfs_ctl {
 	int listen_fd;
 	int stop_fd; /* eventfd: written once by ctl_stop */
 	pthread_t thread;
+	/* the client threads are detached, but ctl_stop must not return (and
+	 * the checkpoint service be freed under them) while one still runs */
+	pthread_mutex_t lock;
+	pthread_cond_t client_gone;  /* signalled as each client thread ends */
+	struct ctl_client *clients;  /* lock: those running */
 };
 
 /* Fill resp (already holding "ok": true) or return a negative errno with e set. */
@@ -113,9 +120,32 @@ fail:
 
 struct ctl_client {
 	struct hfs *fs;
+	struct hfs_ctl *ctl;
 	int fd;
 	struct ucred peer; /* who connected (SO_PEERCRED) */
+	struct ctl_client *next, **pprev; /* in hfs_ctl.clients, its lock */
 };
+
+static void ctl_client_add(struct hfs_ctl *ctl, struct ctl_client *c)
+{
+	pthread_mutex_lock(&ctl->lock);
+	c->next = ctl->clients;
+	c->pprev = &ctl->clients;
+	if (c->next)
+		c->next->pprev = &c->next;
+	ctl->clients = c;
+	pthread_mutex_unlock(&ctl->lock);
+}
+
+static void ctl_client_remove(struct hfs_ctl *ctl, struct ctl_client *c)
+{
+	pthread_mutex_lock(&ctl->lock);
+	*c->pprev = c->next;
+	if (c->next)
+		c->next->pprev = c->pprev;
+	pthread_cond_broadcast(&ctl->client_gone);
+	pthread_mutex_unlock(&ctl->lock);
+}
 
 static void *ctl_client_main(void *arg)
 {
@@ -154,6 +184,7 @@ static void *ctl_client_main(void *arg)
 			break;
 	}
 	jsonl_reader_free(&rd);
+	ctl_client_remove(c->ctl, c);
 	close(c->fd);
 	free(c);
 	return NULL;
@@ -190,6 +221,7 @@ static void *ctl_main(void *arg)
 			continue;
 		}
 		c->fs = fs;
+		c->ctl = ctl;
 		c->fd = fd;
 		socklen_t len = sizeof(c->peer);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
@@ -197,9 +229,12 @@ static void *ctl_main(void *arg)
 			free(c);
 			continue;
 		}
+		/* listed before it runs, so ctl_stop cannot miss it */
+		ctl_client_add(ctl, c);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, ctl_client_main, c) != 0) {
+			ctl_client_remove(ctl, c);
 			close(fd);
 			free(c);
 		}
@@ -222,6 +257,8 @@ int ctl_start(struct hfs *fs, struct herr *e)
 	ctl = calloc(1, sizeof(*ctl));
 	if (!ctl)
 		return err_set(e, -ENOMEM, "out of memory");
+	pthread_mutex_init(&ctl->lock, NULL);
+	pthread_cond_init(&ctl->client_gone, NULL);
 	ctl->stop_fd = eventfd(0, EFD_CLOEXEC);
 	ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (ctl->stop_fd < 0 || ctl->listen_fd < 0) {
@@ -260,6 +297,8 @@ fail:
 		close(ctl->listen_fd);
 	if (ctl->stop_fd >= 0)
 		close(ctl->stop_fd);
+	pthread_cond_destroy(&ctl->client_gone);
+	pthread_mutex_destroy(&ctl->lock);
 	free(ctl);
 	return r;
 }
@@ -274,9 +313,20 @@ void ctl_stop(struct hfs *fs)
 	if (write(ctl->stop_fd, &one, sizeof(one)) < 0)
 		log_warn("control socket: cannot wake the server thread");
 	pthread_join(ctl->thread, NULL);
+	/* no new clients now; wake those waiting for a request and wait for
+	 * every one to finish what it is doing (the caller frees next what
+	 * their handlers use) */
+	pthread_mutex_lock(&ctl->lock);
+	for (struct ctl_client *c = ctl->clients; c; c = c->next)
+		shutdown(c->fd, SHUT_RDWR);
+	while (ctl->clients)
+		pthread_cond_wait(&ctl->client_gone, &ctl->lock);
+	pthread_mutex_unlock(&ctl->lock);
 	close(ctl->listen_fd);
 	close(ctl->stop_fd);
 	unlink(fs->sock_path);
 	fs->ctl = NULL;
+	pthread_cond_destroy(&ctl->client_gone);
+	pthread_mutex_destroy(&ctl->lock);
 	free(ctl);
 }
