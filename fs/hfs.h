@@ -126,6 +126,8 @@ const char *hfs_op_name(enum hfs_op op);
 /* passthrough.c */
 enum pt_mode { PT_NONE, PT_CACHED, PT_PASS, PT_PASS_DIRECT };
 int pt_setup(struct hfs *fs);
+/* may_pass: 0 for CREATE, whose reply the kernel (6.18) does not take in
+ * passthrough mode (the open then fails with EIO) */
 int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int may_pass);
 void pt_reply_begin(struct hfs_inode *in, int mode);
 void pt_reply_end(void);

@@ -194,8 +194,10 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
 
+	int pt = hfs_fh_pt(fi);
+
 	hfs_count(fs, HFS_OP_RELEASE);
-	if (hfs_fh_pt(fi) == PT_PASS_DIRECT) {
+	if (pt == PT_PASS_DIRECT) {
 		/* Its maps wrote the file below without us; the kernel
 		 * releases the handle only after the last map is gone, so
 		 * count the file as changed now rather than never. */
@@ -204,7 +206,7 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		track_inode(req, inode_get(fs, ino), &tk);
 		track_done(req, &tk);
 	}
-	pt_release(fs, inode_get(fs, ino), hfs_fh_pt(fi));
+	pt_release(fs, inode_get(fs, ino), pt);
 	close(hfs_fh_fd(fi));
 	fuse_reply_err(req, 0);
 }

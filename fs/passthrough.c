@@ -211,16 +211,10 @@ int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int 
 	if (!atomic_load(&fs->pt_enabled) || !S_ISREG(in->type) || acc == O_WRONLY)
 		return PT_NONE;
 	pthread_mutex_lock(&fs->pt_lock);
-	if (!may_pass || (flags & O_TRUNC))
-		mode = PT_CACHED;
-	else if (acc == O_RDONLY && in->cached_opens == 0)
+	if (may_pass && acc == O_RDONLY && !(flags & O_TRUNC) && in->cached_opens == 0)
 		mode = pt_backing_get(fs, in, fd) ? PT_PASS : PT_CACHED;
-	else if (acc == O_RDWR && in->pt_opens > 0)
-		mode = PT_PASS_DIRECT;
-	if (mode == PT_CACHED && in->pt_opens > 0) {
-		/* cannot share the inode with passthrough handles */
-		mode = PT_PASS_DIRECT;
-	}
+	if (mode == PT_CACHED && in->pt_opens > 0)
+		mode = PT_PASS_DIRECT; /* cannot share the inode with passthrough handles */
 	if (mode == PT_CACHED)
 		in->cached_opens++;
 	else
