@@ -24,8 +24,9 @@
  * pointer; the root is hfs.root and never freed. */
 struct hfs_inode {
 	/* O_PATH|O_NOFOLLOW, or -1 once the fd budget is spent and only the
-	 * handle is kept (never for directories). Immutable after creation:
-	 * closed only when the record is freed, so ops borrow it unlocked. */
+	 * handle is kept (never for directories). Closed only when the record
+	 * is freed, so ops borrow it unlocked; -1 may become an fd once
+	 * (inode_pin_victim), so unlocked readers load it atomically. */
 	int fd;
 	struct file_handle *handle; /* immutable; set when fd is -1 */
 	dev_t dev;  /* key, immutable */
