@@ -38,6 +38,14 @@ static void store_global_init(void)
 	/* objects are verified when written; re-hashing every read (SHA-1
 	 * with collision detection) doubled the cost of counting lines */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/* Keep the trees and text-sized blobs a checkpoint reads or builds
+	 * parsed in memory: the next checkpoint reads the same trees again
+	 * (as its base) and, for a file edited twice, the same blob; from
+	 * the newest pack each such read missed and cost a rescan of the
+	 * pack directory. git's defaults cache only objects under 4 KiB. */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE, (size_t)1 << 20);
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_BLOB, (size_t)256 << 10);
+	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)64 << 20);
 	/* an empty directory of our own: no system, global or xdg config */
 	r = paths_state_dir("checkpoints/.noconfig", 1, empty, sizeof(empty));
 	if (r < 0) {

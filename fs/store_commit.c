@@ -162,24 +162,40 @@ static int stats_entry(struct store_stats *ss, const git_tree_entry *a, const gi
 	return stats_blob(ss, a, b);
 }
 
+/* git's order of two entries: a tree sorts as if its name ended in '/'. */
+static int stats_cmp(const git_tree_entry *a, const git_tree_entry *b)
+{
+	const char *x = git_tree_entry_name(a), *y = git_tree_entry_name(b);
+	size_t lx = strlen(x), ly = strlen(y), n = lx < ly ? lx : ly;
+	int c = memcmp(x, y, n);
+	unsigned cx, cy;
+
+	if (c)
+		return c;
+	cx = lx > n ? (unsigned char)x[n] : (git_tree_entry_type(a) == GIT_OBJECT_TREE ? '/' : 0);
+	cy = ly > n ? (unsigned char)y[n] : (git_tree_entry_type(b) == GIT_OBJECT_TREE ? '/' : 0);
+	return (int)cx - (int)cy;
+}
+
 /* Counts like git diff --shortstat, descending only into subtrees whose
- * ids differ: O(changed), where git_diff_tree_to_tree walks both trees. */
+ * ids differ: O(changed), where git_diff_tree_to_tree walks both trees.
+ * Both trees are in git's order, so one merge pass pairs their entries;
+ * a name that turned from file to tree (or back) comes as two entries,
+ * one gone and one new, which counts the same as a pair would. */
 static int stats_tree(struct store_stats *ss, const git_tree *a, const git_tree *b)
 {
 	size_t na = a ? git_tree_entrycount(a) : 0, nb = b ? git_tree_entrycount(b) : 0;
+	size_t i = 0, j = 0;
 
-	for (size_t i = 0; i < na; i++) {
-		const git_tree_entry *ea = git_tree_entry_byindex(a, i);
-		const git_tree_entry *eb = b ? git_tree_entry_byname(b, git_tree_entry_name(ea)) : NULL;
-		if (stats_entry(ss, ea, eb) < 0)
+	while (i < na || j < nb) {
+		const git_tree_entry *ea = i < na ? git_tree_entry_byindex(a, i) : NULL;
+		const git_tree_entry *eb = j < nb ? git_tree_entry_byindex(b, j) : NULL;
+		int c = !ea ? 1 : !eb ? -1 : stats_cmp(ea, eb);
+
+		if (stats_entry(ss, c <= 0 ? ea : NULL, c >= 0 ? eb : NULL) < 0)
 			return -1;
-	}
-	for (size_t i = 0; i < nb; i++) {
-		const git_tree_entry *eb = git_tree_entry_byindex(b, i);
-		if (a && git_tree_entry_byname(a, git_tree_entry_name(eb)))
-			continue;
-		if (stats_entry(ss, NULL, eb) < 0)
-			return -1;
+		i += c <= 0;
+		j += c >= 0;
 	}
 	return 0;
 }
@@ -298,6 +314,13 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot commit the checkpoint");
 		goto out;
+	}
+	/* parsed now, from memory, the commit is in the object cache when
+	 * the next checkpoint reads the head, not a miss in the new pack */
+	{
+		git_commit *c = NULL;
+		if (git_commit_lookup(&c, st->repo, &oid) == 0)
+			git_commit_free(c);
 	}
 	/* the objects reach the disk before the ref names them */
 	rc = store_sink_flush(st, e);

@@ -375,7 +375,6 @@ static int pack_publish(struct store *st, int fd, const char *tmp, const struct 
 	char hex[41], pack[PATH_MAX + 96], idx[PATH_MAX + 96], tmpidx[PATH_MAX + 96];
 	_cleanup_free_ unsigned char *ibuf = NULL;
 	_cleanup_close_ int ifd = -1;
-	git_odb *odb = NULL;
 	size_t ilen;
 	int r = 0;
 
@@ -399,10 +398,9 @@ static int pack_publish(struct store *st, int fd, const char *tmp, const struct 
 		unlink(tmpidx);
 		return r;
 	}
-	if (git_repository_odb(&odb, st->repo) == 0) {
-		git_odb_refresh(odb);
-		git_odb_free(odb);
-	}
+	/* No git_odb_refresh here: it rescans objects/pack, O(packs), on
+	 * every checkpoint. The next checkpoint finds what it reads again in
+	 * the object cache, and a read that misses refreshes by itself. */
 	return 0;
 }
 

@@ -359,6 +359,24 @@ static size_t tree_name_len(const char *path)
 	return slash ? (size_t)(slash - path) : strlen(path);
 }
 
+/* A mode as a tree entry spells it, with its space: the modes git
+ * writes are a handful, and sprintf was a tenth of a tree's cost. */
+static size_t tree_mode_put(char *out, git_filemode_t mode)
+{
+	const char *s;
+
+	switch (mode) {
+	case GIT_FILEMODE_BLOB: s = "100644 "; break;
+	case GIT_FILEMODE_BLOB_EXECUTABLE: s = "100755 "; break;
+	case GIT_FILEMODE_LINK: s = "120000 "; break;
+	case GIT_FILEMODE_TREE: s = "40000 "; break;
+	case GIT_FILEMODE_COMMIT: s = "160000 "; break;
+	default: return (size_t)sprintf(out, "%o ", (unsigned)mode);
+	}
+	memcpy(out, s, strlen(s));
+	return strlen(s);
+}
+
 static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t n, git_oid *oid)
 {
 	size_t len = 0, at = 0;
@@ -372,7 +390,7 @@ static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t n, git_oid
 	if (!buf)
 		return err_set(c->e, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		at += (size_t)sprintf(buf + at, "%o ", (unsigned)v[i].mode);
+		at += tree_mode_put(buf + at, v[i].mode);
 		memcpy(buf + at, v[i].name, v[i].len);
 		at += v[i].len;
 		buf[at++] = '\0';

@@ -18,8 +18,10 @@ trap 'rm -rf "$WORK"' EXIT
 export HERMES_HOME=$WORK/home
 TREE=$WORK/tree
 mkdir -p "$HERMES_HOME" "$TREE"
-# the tree is over the default 50,000-file baseline cap on purpose
-printf 'checkpoints:\n  max_files: 10000000\n' >"$HERMES_HOME/config.yaml"
+# the tree is over the default 50,000-file baseline cap on purpose, and
+# its ~600 MB store over the default 500 MB disk cap (the churn phase
+# below sets a cap of its own)
+printf 'checkpoints:\n  max_files: 10000000\n  max_total_size_mb: 100000\n' >"$HERMES_HOME/config.yaml"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 
 secs() { date +%s.%N; }
