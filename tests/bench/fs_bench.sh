@@ -13,6 +13,11 @@
 # and ckpt/mount. The two mounts take turns going first in a round, and no
 # run starts while a background collection of the checkpoint store runs.
 #
+# The metadata workloads also run on "floor", a FUSE filesystem that does
+# nothing (tests/bench/fuse_floor.c: names in memory, no data, the same
+# mount options and timeouts): floor/nat is what the FUSE round trips alone
+# cost on this machine, mount/floor what hermesfs adds to them.
+#
 # usage: fs_bench.sh [--quick] [--opts "DAEMON OPTIONS"]
 #   BUILD (default: <source>/build) holds fs/hermesfs and the bench helper;
 #   BENCH_DIR (default /tmp) is where the data goes (needs ~2.5 GiB free);
@@ -191,6 +196,17 @@ w_untar() { # RUN DIR
 	local run=$1 dir=$2 t0 t1
 	t_log "$run: extracting a tree of $NTREE files"
 	drop_caches
+	if [ "${run#floor}" != "$run" ]; then
+		# the floor keeps no data and lists no directories: a fresh
+		# directory each run, and nothing to check or remove
+		mkdir -p "$dir/x$run"
+		t0=$(now)
+		tar -C "$dir/x$run" -xf "$B/tree.tar" ||
+			w_fail "$run: extraction failed" || return 1
+		t1=$(now)
+		R[$run,untar]=$(elapsed "$t0" "$t1")
+		return 0
+	fi
 	mkdir -p "$dir/x"
 	t0=$(now)
 	tar -C "$dir/x" -xf "$B/tree.tar" ||
@@ -238,6 +254,9 @@ aba() {
 			gc_wait
 			"$w" "mount$k" "$B/src"
 		fi
+		case $w in
+		w_files | w_untar) "$w" "floor$k" "$B/floor" ;;
+		esac
 	done
 	"$w" "native$((rounds + 1))" "$B/native"
 }
@@ -246,7 +265,9 @@ t_log "generating a tarball of $NTREE files"
 make_tree
 # random bytes for dd to copy (a virtual disk may skip zeros)
 head -c "$((SEQ_MB << 20))" /dev/urandom >"$B/seq.src"
-mkdir -p "$B/native" "$B/src" "$B/ckpt" "$T/home-off" "$T/home-on"
+mkdir -p "$B/native" "$B/src" "$B/ckpt" "$B/floor" "$T/home-off" "$T/home-on"
+"$BUILD/tests/bench/fuse_floor" "$B/floor" || t_fail "cannot mount the FUSE floor"
+t_on_cleanup "fusermount3 -u '$B/floor' 2>/dev/null"
 printf 'checkpoints:\n  enabled: false\n' >"$T/home-off/config.yaml"
 HERMES_HOME=$T/home-off t_mount "$B/src" -- "${daemon_opts[@]}"
 HERMES_HOME=$T/home-on t_mount "$B/ckpt" -- "${daemon_opts[@]}"
@@ -257,6 +278,7 @@ aba w_untar "$ROUNDS"
 cd / || exit 1
 t_umount "$B/src"
 t_umount "$B/ckpt"
+fusermount3 -u "$B/floor"
 
 # ratio A B: A/B with two decimals
 ratio() {
@@ -290,19 +312,26 @@ printf '\nhermesfs bench (%s sizes%s); caches %s between phases\n' \
 	"$([ "$can_drop" = 1 ] && echo dropped || echo NOT dropped)"
 printf 'medians of alternating runs (sequential: %s native, %s per mount; others: %s, %s);\n' \
 	"$((ROUNDS_SEQ + 1))" "$ROUNDS_SEQ" "$((ROUNDS + 1))" "$ROUNDS"
-printf 'noise = slowest/fastest native run; ckpt = mount with checkpoints on, a turn per run\n'
-printf '%-30s %10s %10s %9s %10s %9s %6s\n' metric native mount mount/nat ckpt ckpt/mnt noise
+printf 'noise = slowest/fastest native run; ckpt = mount with checkpoints on, a turn per run;\n'
+printf 'floor = a FUSE filesystem that does nothing (metadata workloads only)\n'
+printf '%-30s %10s %10s %9s %10s %9s %9s %9s %6s\n' metric native mount mount/nat ckpt ckpt/mnt \
+	floor/nat mnt/floor noise
 row() { # label, key, kind (rate: higher is better, time: lower is better)
-	local label=$1 key=$2 kind=$3 n m c lo hi noise r rc
+	local label=$1 key=$2 kind=$3 n m c f lo hi noise r rc rf rmf
 	n=$(side_stat native "$key" median) m=$(side_stat mount "$key" median)
-	c=$(side_stat ckpt "$key" median)
+	c=$(side_stat ckpt "$key" median) f=$(side_stat floor "$key" median)
 	lo=$(side_stat native "$key" min) hi=$(side_stat native "$key" max)
 	noise=$(ratio "$hi" "$lo")
 	r=$(ratio "$m" "$n")
 	rc=$(ratio "$c" "$m")
-	printf '%-30s %10s %10s %9s %10s %9s %6s\n' "$label" "$n" "$m" "$r" "$c" "$rc" "$noise"
+	rf=$(ratio "$f" "$n")
+	rmf=$(ratio "$m" "$f")
+	printf '%-30s %10s %10s %9s %10s %9s %9s %9s %6s\n' "$label" "$n" "$m" "$r" "$c" "$rc" \
+		"$rf" "$rmf" "$noise"
 	if [ "$kind" = rate ]; then
 		SUMMARY+=("$label: mount at ${r}x native throughput, checkpoints on at ${rc}x of that (native runs vary by ${noise}x)")
+	elif [ "$rf" != n/a ]; then
+		SUMMARY+=("$label: mount takes ${r}x native time (a FUSE filesystem doing nothing ${rf}x), checkpoints on ${rc}x of that (native runs vary by ${noise}x)")
 	else
 		SUMMARY+=("$label: mount takes ${r}x native time, checkpoints on ${rc}x of that (native runs vary by ${noise}x)")
 	fi
