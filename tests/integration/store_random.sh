@@ -13,4 +13,4 @@ printf 'checkpoints:\n  max_snapshots: 100000\n  max_total_size_mb: 100000\n' >"
 SEED=${STORE_RANDOM_SEED:-$RANDOM}
 echo "# seed $SEED (STORE_RANDOM_SEED=$SEED to repeat)"
 python3 "$SRC/tests/integration/store_random.py" "$HCTL" "$(cd "$WORK/tree" && pwd -P)" "$SEED" \
-	"${STORE_RANDOM_ROUNDS:-4}" "${STORE_RANDOM_STEPS:-50}"
+	"${STORE_RANDOM_ROUNDS:-6}" "${STORE_RANDOM_STEPS:-80}"
