@@ -130,23 +130,8 @@ static void floor_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	floor_entry(req, n ? &copy : NULL);
 }
 
-static void floor_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct floor_node *n;
-	struct stat st;
-
-	(void)fi;
-	pthread_mutex_lock(&floor_lock);
-	n = floor_ino(ino);
-	if (n)
-		st = n->st;
-	pthread_mutex_unlock(&floor_lock);
-	if (n)
-		fuse_reply_attr(req, &st, FLOOR_TIMEOUT);
-	else
-		fuse_reply_err(req, ENOENT);
-}
-
+/* Applies the to_set fields of attr (none for a getattr) and replies with
+ * the attributes. */
 static void floor_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			  struct fuse_file_info *fi)
 {
@@ -156,7 +141,7 @@ static void floor_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	(void)fi;
 	pthread_mutex_lock(&floor_lock);
 	n = floor_ino(ino);
-	if (n) {
+	if (n && to_set) {
 		if (to_set & FUSE_SET_ATTR_MODE)
 			n->st.st_mode = (n->st.st_mode & S_IFMT) | (attr->st_mode & 07777);
 		if (to_set & FUSE_SET_ATTR_UID)
@@ -172,13 +157,19 @@ static void floor_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		if (to_set & (FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_ATIME_NOW))
 			clock_gettime(CLOCK_REALTIME, &n->st.st_mtim);
 		clock_gettime(CLOCK_REALTIME, &n->st.st_ctim);
-		st = n->st;
 	}
+	if (n)
+		st = n->st;
 	pthread_mutex_unlock(&floor_lock);
 	if (n)
 		fuse_reply_attr(req, &st, FLOOR_TIMEOUT);
 	else
 		fuse_reply_err(req, ENOENT);
+}
+
+static void floor_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	floor_setattr(req, ino, NULL, 0, fi);
 }
 
 static void floor_make(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
