@@ -377,13 +377,39 @@ static size_t tree_mode_put(char *out, git_filemode_t mode)
 	return strlen(s);
 }
 
-static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t n, git_oid *oid)
+/* v[0..k) in any order, v[k..n) in git's order (the untouched entries of
+ * the previous tree, as it stored them): sort the few, merge with the
+ * many, instead of sorting them all. */
+static int tree_order(struct tree_ent *v, size_t k, size_t n)
+{
+	struct tree_ent *out;
+	size_t i = 0, j = k, o = 0;
+
+	for (size_t m = k + 1; m < n; m++)
+		if (tree_ent_cmp(&v[m - 1], &v[m]) > 0) {
+			qsort(v, n, sizeof(*v), tree_ent_cmp); /* not ours: sort it all */
+			return 0;
+		}
+	qsort(v, k, sizeof(*v), tree_ent_cmp);
+	out = malloc(n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	while (i < k || j < n)
+		out[o++] = j >= n || (i < k && tree_ent_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
+	memcpy(v, out, n * sizeof(*out));
+	free(out);
+	return 0;
+}
+
+static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t k, size_t n,
+		      git_oid *oid)
 {
 	size_t len = 0, at = 0;
 	_cleanup_free_ char *buf = NULL;
 	int r;
 
-	qsort(v, n, sizeof(*v), tree_ent_cmp);
+	if (tree_order(v, k, n) < 0)
+		return err_set(c->e, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		len += 8 + v[i].len + 21;
 	buf = malloc(len ? len : 1);
@@ -474,7 +500,8 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 	}
 	if (r < 0)
 		return r;
-	/* names no op touched keep their entries */
+	/* names no op touched keep their entries, in the base's order */
+	size_t nchanged = nv;
 	for (size_t i = 0; i < nbase; i++) {
 		const git_tree_entry *be = git_tree_entry_byindex(base, i);
 		const char *name = git_tree_entry_name(be);
@@ -486,7 +513,7 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 					     *git_tree_entry_id(be) };
 	}
 	*empty = nv == 0;
-	return nv ? tree_write(c, v, nv, oid) : 0;
+	return nv ? tree_write(c, v, nchanged, nv, oid) : 0;
 }
 
 /* The previous tree with the updates collected in c applied. */

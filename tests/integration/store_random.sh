@@ -6,7 +6,16 @@ set -euo pipefail
 command -v python3 >/dev/null || exit 77
 HCTL=$BUILD/tools/hermesctl
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# a background collection started by the last checkpoints may still be
+# writing into the store: let it finish before removing everything
+cleanup() {
+	local l
+	for l in "$WORK"/home/checkpoints/*/gc.lock; do
+		[ -e "$l" ] && timeout 120 flock "$l" true
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
 export HERMES_HOME=$WORK/home
 mkdir -p "$HERMES_HOME" "$WORK/tree"
 printf 'checkpoints:\n  max_snapshots: 100000\n  max_total_size_mb: 100000\n' >"$HERMES_HOME/config.yaml"
