@@ -201,6 +201,9 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 	 * running one goes round once more (full) instead of losing it. */
 	static const char script[] =
 		"D=$1; G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
+		/* in the background one core is the collection's, the other
+		 * the user's (and the next checkpoint's) */
+		"[ \"$3\" = bg ] && G=\"$G -c pack.threads=1\"\n"
 		"expiry() {\n"
 		"  [ \"$1\" = now ] && { echo now; return; }\n"
 		"  P=$(( $(date +%s) - $1 )); F=$(cat \"$D/hermes-inflight\" 2>/dev/null); F=${F%% *}\n"
