@@ -193,7 +193,6 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
-
 	int pt = hfs_fh_pt(fi);
 
 	hfs_count(fs, HFS_OP_RELEASE);

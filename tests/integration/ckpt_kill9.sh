@@ -153,8 +153,11 @@ k9_recover() {
 # gone: the re-validation at mount must find each of them)
 k9_check_journal() {
 	local what=$1
-	python3 - "$TREE" "$T/journal" "$STORE" <<'PY' || t_check_fail "$what: acknowledged writes lost (above)"
-import subprocess, sys
+	local lib=$SRC/tests/integration
+	PYTHONDONTWRITEBYTECODE=1 python3 - "$TREE" "$T/journal" "$STORE" "$lib" <<'PY' || t_check_fail "$what: acknowledged writes lost (above)"
+import sys
+sys.path.insert(0, sys.argv[4])
+import git_store
 tree, last, inflight = sys.argv[1], {}, None
 for line in open(sys.argv[2]):
     f = line.rstrip("\n").split("\t")
@@ -163,8 +166,7 @@ for line in open(sys.argv[2]):
     else:
         last[f[1]] = f[2] + "\n"
         inflight = None
-cat = subprocess.Popen(["git", "--git-dir", sys.argv[3], "cat-file", "--batch"],
-                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+store = git_store.Store(sys.argv[3])
 bad = 0
 for name, text in last.items():
     try:
@@ -177,13 +179,8 @@ for name, text in last.items():
         print("lost: %s holds %r, acknowledged %r" % (name, got, text), file=sys.stderr)
         bad += 1
         continue
-    cat.stdin.write(b"HEAD:%s\n" % name.encode())
-    cat.stdin.flush()
-    head = cat.stdout.readline().split()
-    held = None
-    if head[-1] != b"missing":
-        held = cat.stdout.read(int(head[2])).decode()
-        cat.stdout.read(1)
+    held = store.read("HEAD:" + name)
+    held = held.decode() if held is not None else None
     if held != got:
         print("not checkpointed: %s holds %r, the checkpoint after recovery %r"
               % (name, got, held), file=sys.stderr)
@@ -199,24 +196,22 @@ PY
 k9_check_states() {
 	local what=$1 tag=$2
 	local why="$what: a checkpoint shows a state the tree never had (above)"
-	python3 - "$STORE" "$T/journal" "$tag" >"$T/states.out" <<'PY' || t_check_fail "$why"
+	PYTHONDONTWRITEBYTECODE=1 python3 - "$STORE" "$T/journal" "$tag" "$SRC/tests/integration" \
+		>"$T/states.out" <<'PY' || t_check_fail "$why"
 import subprocess, sys
+sys.path.insert(0, sys.argv[4])
+import git_store
 store, journal, tag = sys.argv[1], sys.argv[2], sys.argv[3]
 writes = []  # (name, text) in the order the one writer began them
 for line in open(journal):
     f = line.rstrip("\n").split("\t")
     if f[0] == "begin" and len(f) == 3:
         writes.append((f[1], f[2] + "\n"))
-git = ["git", "--git-dir", store]
-commits = subprocess.run(git + ["rev-list", "HEAD"], capture_output=True, text=True).stdout.split()
-cat = subprocess.Popen(git + ["cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+st = git_store.Store(store)
+git = st.git
+commits = st.commits()
 def blob(oid):
-    cat.stdin.write(oid.encode() + b"\n")
-    cat.stdin.flush()
-    size = int(cat.stdout.readline().split()[2])
-    data = cat.stdout.read(size)
-    cat.stdout.read(1)
-    return data.decode()
+    return st.read(oid).decode()
 bad, checked = [], 0
 for commit in commits:
     out = subprocess.run(git + ["ls-tree", "-z", commit, "w/"], capture_output=True).stdout

@@ -78,10 +78,13 @@ stress_baseline_done() {
 # newest checkpoint (taken at unmount) lists exactly the files and symlinks
 # of TREE with their contents.
 stress_check_store() {
-	python3 - "$1" "$2" <<-'PY'
+	PYTHONDONTWRITEBYTECODE=1 python3 - "$1" "$2" "$SRC/tests/integration" <<-'PY'
 	import hashlib, os, re, subprocess, sys
+	sys.path.insert(0, sys.argv[3])
+	import git_store
 	store, tree = sys.argv[1], sys.argv[2]
-	git = ["git", "--git-dir", store]
+	st = git_store.Store(store)
+	git = st.git
 	def fnv(b):
 	    h = 1469598103934665603
 	    for c in b:
@@ -89,17 +92,8 @@ stress_check_store() {
 	    return h
 	def whole(data):
 	    return len(data) >= 9 and int.from_bytes(data[:8], "little") == fnv(data[8:])
-	commits = subprocess.run(git + ["rev-list", "HEAD"], check=True,
-	                         capture_output=True, text=True).stdout.split()
-	cat = subprocess.Popen(git + ["cat-file", "--batch"], stdin=subprocess.PIPE,
-	                       stdout=subprocess.PIPE)
-	def blob(oid):
-	    cat.stdin.write(oid.encode() + b"\n")
-	    cat.stdin.flush()
-	    size = int(cat.stdout.readline().split()[2])
-	    data = cat.stdout.read(size)
-	    cat.stdout.read(1)
-	    return data
+	commits = st.commits()
+	blob = st.read
 	def listing(commit):
 	    out = subprocess.run(git + ["ls-tree", "-r", "-z", commit], check=True,
 	                         capture_output=True).stdout
