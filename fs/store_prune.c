@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -400,6 +401,40 @@ static long long prune_blocks(long long bytes)
 
 static int prune_reopen_odb(struct store *st, struct herr *e);
 
+#define PRUNE_META_BYTES (16 * 4096)
+
+/* Is a collection holding gc.lock (prune_gc's script)? */
+static int prune_gc_running(struct store *st)
+{
+	char path[PATH_MAX + 16];
+	int fd, busy;
+
+	snprintf(path, sizeof(path), "%s/gc.lock", st->dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
+}
+
+/* Wait for a running collection to end, 10 minutes at most. */
+static void prune_gc_wait(struct store *st)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/gc.lock", st->dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int i = 0; i < 6000 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++) {
+		struct timespec d = { 0, 100 * 1000 * 1000 };
+		nanosleep(&d, NULL);
+	}
+	close(fd);
+}
+
 int store_reopen_odb(struct store *st, struct herr *e)
 {
 	void *saved = store_sink_stash(st);
@@ -437,15 +472,25 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 	int rc = 0;
 
 	*trimmed = 0;
-	/* one pack and its index */
-	need = prune_blocks(need + 64) + prune_blocks(2048 + need / 100);
+	/* one pack and its index, and the small files a checkpoint rewrites
+	 * beside them (ref, reflog, state files: a few blocks) */
+	need = prune_blocks(need + 64) + prune_blocks(2048 + need / 100) + PRUNE_META_BYTES;
 	/* far below the cap the running estimate is enough; near it, measure
 	 * (a background collection may have written or deleted since) */
-	if (st->disk > 0 && st->disk + need <= cap / 4 * 3) {
+	int gc_running = prune_gc_running(st);
+	if (!gc_running && st->disk > 0 && st->disk + need <= cap / 4 * 3) {
 		st->disk += need;
 		return 0;
 	}
 	st->disk = store_disk_usage(st->dir);
+	/* A collection running writes its new pack before it deletes the old
+	 * ones: up to what the store held when it began (it begins at half
+	 * the cap or below, or keeps the biggest pack). Past half the cap,
+	 * what it has yet to write could pass the cap: let it finish first. */
+	if (gc_running && st->disk + need > cap / 2) {
+		prune_gc_wait(st);
+		st->disk = store_disk_usage(st->dir);
+	}
 	if (st->disk >= 0 && st->disk + need <= cap) {
 		st->disk += need;
 		return 0;
