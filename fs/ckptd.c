@@ -214,6 +214,7 @@ int ckptd_start(struct hfs *fs, struct herr *e)
 		snprintf(c->off_reason, sizeof(c->off_reason), "out of memory");
 		goto off;
 	}
+	pt_track_setup(fs);
 	atomic_store(&c->baseline_running, 1);
 	if (pthread_create(&c->baseline, NULL, ckptd_baseline_main, c) != 0) {
 		atomic_store(&c->baseline_running, 0);

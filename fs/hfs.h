@@ -45,6 +45,7 @@ struct hfs_inode {
 	/* passthrough.c, under hfs.pt_lock: the kernel's id for this file as
 	 * a backing file (0: none), and our open handles of each kind */
 	int pt_backing;
+	int pt_backing_rw; /* registered read-write: writable handles may share it */
 	unsigned pt_opens;
 	unsigned cached_opens;
 
@@ -89,11 +90,15 @@ struct hfs {
 	int nosplice;       /* -o nosplice */
 	int cached_writes;  /* -o cached_writes: no direct I/O for write-only opens */
 	int pt_wanted;      /* root, no -o nopassthrough, no writeback cache */
+	int pt_writes;      /* handles that write may pass through (-o nopassthrough_writes) */
 	int pt_stack_depth;
 	int pt_offered;            /* the kernel's INIT offers passthrough */
+	int kp2_offered;           /* ... and FUSE_HANDLE_KILLPRIV_V2 */
+	atomic_int killpriv;       /* we clear set-id bits: the kernel leaves it to us */
 	uint64_t pt_init_unique;   /* the INIT request, to find its reply */
 	atomic_int pt_init_seen, pt_init_done, pt_enabled, pt_warned;
 	pthread_mutex_t pt_lock;
+	struct pt_live *pt_live;   /* passthrough.c, pt_lock */
 	int switch_creds;   /* running as root: act with the caller's ids */
 	time_t started;
 	struct fuse_session *se;
@@ -127,9 +132,17 @@ const char *hfs_op_name(enum hfs_op op);
 /* passthrough.c */
 enum pt_mode { PT_NONE, PT_CACHED, PT_PASS, PT_PASS_DIRECT };
 int pt_setup(struct hfs *fs);
-/* may_pass: 0 for CREATE, whose reply the kernel (6.18) does not take in
- * passthrough mode (the open then fails with EIO) */
-int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int may_pass);
+/* The mode of a new handle opened with flags, its fd below opened with
+ * fd_flags (read-write where pt_writes_allowed). */
+int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags);
+/* Handles that write may pass through: their writes would bypass us. */
+int pt_writes_allowed(struct hfs *fs);
+/* With checkpoints on: follow a writable passthrough handle while it is
+ * open (call inside the turn gate, before the reply), and stop. */
+void pt_track_setup(struct hfs *fs);
+void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, int mode,
+		  int flags);
+void pt_live_close(struct hfs *fs, int fd);
 void pt_reply_begin(struct hfs_inode *in, int mode);
 void pt_reply_end(void);
 void pt_release(struct hfs *fs, struct hfs_inode *in, int mode);
@@ -180,6 +193,10 @@ void sys_creds_leave(struct sys_creds *c);
 int sys_reopen(int fd, int flags);
 void sys_proc_path(int fd, char out[64]);
 int sys_stat(int fd, struct stat *st);
+/* Clear set-user-ID, and set-group-ID if group-executable, as the kernel
+ * does on a write or truncate by a caller without CAP_FSETID. fd: open
+ * file, or (is_path) an O_PATH fd. */
+void sys_kill_suidgid(int fd, int is_path);
 
 /* ops_*.c: the lowlevel ops table is assembled in main.c */
 void hfs_init(void *userdata, struct fuse_conn_info *conn);

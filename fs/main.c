@@ -33,6 +33,7 @@ struct main_opts {
 	int nosplice;
 	int cached_writes;
 	int nopassthrough;
+	int nopassthrough_writes;
 	int clone_fd;
 	int max_threads;
 	int fd_budget; /* -1: half the fd limit */
@@ -55,6 +56,7 @@ static const struct fuse_opt main_opt_spec[] = {
 	MAIN_OPT("nosplice", nosplice),
 	MAIN_OPT("cached_writes", cached_writes),
 	MAIN_OPT("nopassthrough", nopassthrough),
+	MAIN_OPT("nopassthrough_writes", nopassthrough_writes),
 	MAIN_OPT("clone_fd", clone_fd),
 	{ "max_threads=%d", offsetof(struct main_opts, max_threads), 0 },
 	{ "fd_budget=%d", offsetof(struct main_opts, fd_budget), 0 },
@@ -86,8 +88,11 @@ static void main_usage(FILE *out)
 		"  -o writeback       kernel writeback cache (delays writes; off by default)\n"
 		"  -o nosplice        copy instead of splicing data\n"
 		"  -o cached_writes   write-only opens go through the page cache too\n"
-		"  -o nopassthrough   serve reads of read-only opens ourselves (by default\n"
-		"                     the kernel reads the file below directly, as root)\n"
+		"  -o nopassthrough   serve reads and writes ourselves (by default, as\n"
+		"                     root, the kernel reads read-only opens from the\n"
+		"                     file below directly, and writes too when the\n"
+		"                     writes need no tracking)\n"
+		"  -o nopassthrough_writes  handles that write always go through us\n"
 		"  -o max_threads=N   worker threads (default 16)\n"
 		"  -o clone_fd        one /dev/fuse fd per worker thread\n"
 		"  -o fd_budget=N     inodes that keep an fd before file handles are used\n"
@@ -381,6 +386,7 @@ int main(int argc, char **argv)
 	fs.nosplice = o.nosplice;
 	fs.cached_writes = o.cached_writes;
 	fs.pt_wanted = !o.nopassthrough && !o.writeback && geteuid() == 0;
+	fs.pt_writes = !o.nopassthrough_writes;
 	fs.switch_creds = geteuid() == 0;
 	fs.started = time(NULL);
 	if (main_check_source(&fs, o.paths[0], &e) < 0 ||

@@ -19,8 +19,23 @@ static int hfs_open_flags(struct hfs *fs, int flags)
 		if ((flags & O_ACCMODE) == O_WRONLY)
 			flags = (flags & ~O_ACCMODE) | O_RDWR;
 		flags &= ~O_APPEND;
+	} else if ((flags & O_ACCMODE) == O_WRONLY && pt_writes_allowed(fs)) {
+		/* the fd may become the passthrough file, which readers share */
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
 	}
 	return flags;
+}
+
+/* Open the file below with flags as hfs_open_flags made them, or with the
+ * caller's access mode if the read-write upgrade is refused (a caller's
+ * write-only permission on create). */
+static int hfs_open_retry(int r, int *flags, int asked)
+{
+	if (r == -EACCES && (*flags & O_ACCMODE) != (asked & O_ACCMODE)) {
+		*flags = (*flags & ~O_ACCMODE) | (asked & O_ACCMODE);
+		return 1;
+	}
+	return 0;
 }
 
 static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd, int pt)
@@ -34,7 +49,8 @@ static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd, int
 	 * security.capability lookup the kernel makes before every cached
 	 * write (one request less per write() call). Pages other handles
 	 * cached are invalidated by the kernel around each such write. */
-	if (!fs->writeback && !fs->cached_writes && (fi->flags & O_ACCMODE) == O_WRONLY) {
+	if (!fs->writeback && !fs->cached_writes && (fi->flags & O_ACCMODE) == O_WRONLY &&
+	    pt == PT_NONE) {
 		fi->direct_io = 1;
 		fi->fh |= HFS_FH_DIRECT;
 	}
@@ -49,23 +65,13 @@ static int hfs_fh_pt(const struct fuse_file_info *fi)
 	return (int)((fi->fh >> HFS_FH_PT_SHIFT) & 3);
 }
 
-/* The kernel leaves clearing set-user-ID (and group-executable
- * set-group-ID) bits on a write through a direct handle to us, as it would
- * on a write by a process without CAP_FSETID; we write as root, which keeps
- * them, so clear them the way the kernel does for cached writes. */
-static void hfs_write_kill_suid(fuse_req_t req, int fd)
+/* Set-id bits a write or truncate by this caller must clear: the kernel
+ * leaves that to us for direct I/O, and for everything once it has handed
+ * us FUSE_HANDLE_KILLPRIV_V2; we write as root, which would keep them.
+ * (uid 0 stands for CAP_FSETID.) */
+static int hfs_must_kill(fuse_req_t req, int direct)
 {
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct stat st;
-	mode_t kill;
-
-	if (ctx->uid == 0 || fstat(fd, &st) < 0)
-		return;
-	kill = st.st_mode & S_ISUID;
-	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		kill |= S_ISGID;
-	if (kill && fchmod(fd, st.st_mode & 07777 & ~kill) < 0)
-		log_warn("cannot clear set-id bits after a write: %s", strerror(errno));
+	return fuse_req_ctx(req)->uid != 0 && (direct || atomic_load(&hfs_of(req)->killpriv));
 }
 
 void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -73,25 +79,37 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *in = inode_get(fs, ino);
 	struct track tk = { 0 };
-	int fd, pt, r;
+	int fd, pt = PT_NONE, r, lflags;
 
 	hfs_count(fs, HFS_OP_OPEN);
 	/* opening for writing (or truncating) counts as the change itself: with
 	 * the writeback cache the writes come much later */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		track_inode(req, in, &tk);
-	fd = inode_open(fs, in, hfs_open_flags(fs, fi->flags));
+	lflags = hfs_open_flags(fs, fi->flags);
+	do
+		fd = inode_open(fs, in, lflags);
+	while (hfs_open_retry(fd, &lflags, fi->flags));
+	/* an O_TRUNC open truncates like truncate() (the kernel asks us with
+	 * FUSE_OPEN_KILL_SUIDGID, which libfuse 3.14 does not pass on) */
+	if (fd >= 0 && (fi->flags & O_TRUNC) && hfs_must_kill(req, 0))
+		sys_kill_suidgid(fd, 0);
+	if (fd >= 0) {
+		/* in the gate still: a turn that begins now sees it live */
+		pt = pt_open_decide(fs, in, fi->flags, fd, lflags);
+		pt_live_open(fs, req, in, fd, pt, fi->flags);
+	}
 	track_done(req, &tk);
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
 		return;
 	}
-	pt = pt_open_decide(fs, in, fi->flags, fd, 1);
 	hfs_file_info(fs, fi, fd, pt);
 	pt_reply_begin(in, pt);
 	r = fuse_reply_open(req, fi);
 	pt_reply_end();
 	if (r == -ENOENT) { /* the caller was interrupted and is gone */
+		pt_live_close(fs, fd);
 		pt_release(fs, in, pt);
 		close(fd);
 	}
@@ -105,7 +123,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	struct fuse_entry_param e;
 	struct sys_creds c;
 	struct track tk = { 0 };
-	int fd, r, pt;
+	int fd, r, pt, lflags;
 
 	hfs_count(fs, HFS_OP_CREATE);
 	/* the turn's checkpoint may run inside track_name: as the daemon */
@@ -115,24 +133,33 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		fuse_reply_err(req, -r);
 		return;
 	}
-	fd = openat(dir->fd, name,
-		    (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC,
-		    mode);
-	r = fd < 0 ? -errno : 0;
+	lflags = (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
+	do {
+		fd = openat(dir->fd, name, lflags, mode);
+		r = fd < 0 ? -errno : 0;
+	} while (hfs_open_retry(r, &lflags, fi->flags));
 	sys_creds_leave(&c);
-	track_done(req, &tk);
 	if (r < 0) {
+		track_done(req, &tk);
 		fuse_reply_err(req, -r);
 		return;
 	}
 	if ((r = inode_lookup(fs, dir, name, &e)) < 0) {
+		track_done(req, &tk);
 		close(fd);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, 0);
+	/* in the gate still: a turn that begins now sees it live */
+	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, lflags);
+	pt_live_open(fs, req, inode_get(fs, e.ino), fd, pt, fi->flags);
+	track_done(req, &tk);
 	hfs_file_info(fs, fi, fd, pt);
-	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+	pt_reply_begin(inode_get(fs, e.ino), pt);
+	r = fuse_reply_create(req, &e, fi);
+	pt_reply_end();
+	if (r == -ENOENT) {
+		pt_live_close(fs, fd);
 		pt_release(fs, inode_get(fs, e.ino), pt);
 		close(fd);
 		inode_forget(fs, inode_get(fs, e.ino), 1);
@@ -181,8 +208,8 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 	out.buf[0].fd = hfs_fh_fd(fi);
 	out.buf[0].pos = off;
 	n = fuse_buf_copy(&out, bufv, 0);
-	if (n > 0 && (fi->fh & HFS_FH_DIRECT))
-		hfs_write_kill_suid(req, hfs_fh_fd(fi));
+	if (n > 0 && hfs_must_kill(req, (fi->fh & HFS_FH_DIRECT) != 0))
+		sys_kill_suidgid(hfs_fh_fd(fi), 0);
 	track_done(req, &tk);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -205,6 +232,8 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		track_inode(req, inode_get(fs, ino), &tk);
 		track_done(req, &tk);
 	}
+	if (pt == PT_PASS)
+		pt_live_close(fs, hfs_fh_fd(fi));
 	pt_release(fs, inode_get(fs, ino), pt);
 	close(hfs_fh_fd(fi));
 	fuse_reply_err(req, 0);

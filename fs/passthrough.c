@@ -23,15 +23,20 @@
  * Anything missing (older kernel, not root, a backing file on a stack too
  * deep) falls back to the page cache, per open. */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <linux/fuse.h>
 
+#include "ckptd.h"
 #include "hfs.h"
+#include "turn.h"
 
 /* From the kernel's uapi/linux/fuse.h (7.40), absent from older headers. */
 #define PT_FUSE_INIT_EXT (1u << 30)
@@ -39,6 +44,7 @@
 #define PT_FOPEN_PASSTHROUGH (1u << 7)
 #define PT_FOPEN_KEEP_CACHE (1u << 1)
 #define PT_FUSE_INIT_OPCODE 26
+#define PT_FUSE_HANDLE_KILLPRIV_V2 (1u << 28)
 struct pt_backing_map {
 	int32_t fd;
 	uint32_t flags;
@@ -60,6 +66,7 @@ struct pt_backing_map {
 #define PT_OPEN_OUT_FLAGS 8
 #define PT_OPEN_OUT_BACKING 12
 #define PT_OPEN_OUT_SIZE 16
+#define PT_ENTRY_OUT_SIZE 128 /* fuse_entry_out, before a CREATE's open_out */
 
 /* The backing id to put in the OPEN reply this thread is sending, 0 for
  * none: set around fuse_reply_open(), which writes the reply from the
@@ -94,6 +101,7 @@ static ssize_t pt_read(int fd, void *buf, size_t len, void *userdata)
 
 		memcpy(&fs->pt_init_unique, (const char *)buf + 8, sizeof(uint64_t));
 		fs->pt_offered = (flags2 & PT_FUSE_PASSTHROUGH_FLAGS2) != 0;
+		fs->kp2_offered = (flags & PT_FUSE_HANDLE_KILLPRIV_V2) != 0;
 		atomic_store(&fs->pt_init_seen, 1);
 	}
 	return n;
@@ -106,6 +114,16 @@ static void pt_patch_init(struct hfs *fs, struct iovec *iov, int count)
 	if (count < 2 || iov[1].iov_len < PT_INIT_OUT_MIN)
 		return;
 	out = iov[1].iov_base;
+	if (fs->kp2_offered && !fs->writeback) {
+		/* We clear set-id bits on write, truncate and chown ourselves
+		 * (ops_file.c, ops_entry.c). The kernel then marks the mount
+		 * SB_NOSEC: no security.capability lookup before each write,
+		 * no attribute refresh before each chown. */
+		pt_put32(out, PT_INIT_OUT_FLAGS,
+			 pt_get32(out, PT_INIT_OUT_FLAGS) | PT_FUSE_HANDLE_KILLPRIV_V2);
+		atomic_store(&fs->killpriv, 1);
+		log_info("set-id bits: cleared by us on write, truncate and chown");
+	}
 	if (!fs->pt_offered || !fs->pt_wanted) {
 		log_info("passthrough: %s", fs->pt_wanted ? "the kernel does not offer it"
 							 : "off");
@@ -117,6 +135,8 @@ static void pt_patch_init(struct hfs *fs, struct iovec *iov, int count)
 	pt_put32(out, PT_INIT_OUT_STACK, (uint32_t)fs->pt_stack_depth);
 	atomic_store(&fs->pt_enabled, 1);
 	log_info("passthrough: read-only opens are served by the kernel from the files below");
+	if (fs->pt_writes)
+		log_info("passthrough: so are opens for writing, while checkpoints are off");
 }
 
 static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -130,8 +150,10 @@ static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
 		memcpy(&error, (char *)iov[0].iov_base + 4, sizeof(error));
 		memcpy(&unique, (char *)iov[0].iov_base + 8, sizeof(unique));
 		if (pt_reply_backing && error == 0 && count == 2 &&
-		    iov[1].iov_len == PT_OPEN_OUT_SIZE) {
-			char *out = iov[1].iov_base;
+		    (iov[1].iov_len == PT_OPEN_OUT_SIZE ||
+		     iov[1].iov_len == PT_ENTRY_OUT_SIZE + PT_OPEN_OUT_SIZE)) {
+			/* OPEN: fuse_open_out; CREATE: fuse_entry_out, then it */
+			char *out = (char *)iov[1].iov_base + iov[1].iov_len - PT_OPEN_OUT_SIZE;
 			uint32_t fl = pt_get32(out, PT_OPEN_OUT_FLAGS);
 
 			fl = (fl & ~PT_FOPEN_KEEP_CACHE) | PT_FOPEN_PASSTHROUGH;
@@ -169,8 +191,6 @@ int pt_setup(struct hfs *fs)
 	int r;
 
 	pthread_mutex_init(&fs->pt_lock, NULL);
-	if (!fs->pt_wanted)
-		return 0;
 	/* a backing file must sit lower than us: one level above ext4 and
 	 * friends, two above an overlay (a container's root) */
 	fs->pt_stack_depth = 1;
@@ -180,20 +200,185 @@ int pt_setup(struct hfs *fs)
 	if (r < 0) {
 		log_warn("passthrough off: libfuse refused custom I/O (%s)", strerror(-r));
 		fs->pt_wanted = 0;
+		fs->kp2_offered = 0;
 	}
 	return 0;
 }
 
+/* May a handle that writes be passthrough? Its writes do not pass through
+ * us: with checkpoints on, the handle is "live" (turn.h) while open. */
+int pt_writes_allowed(struct hfs *fs)
+{
+	return atomic_load(&fs->pt_enabled) && fs->pt_writes;
+}
+
+/* Live handles: writable passthrough handles while checkpoints are on,
+ * under pt_lock. */
+struct pt_live {
+	struct pt_live *next;
+	struct hfs_inode *in; /* the kernel holds it while the handle is open */
+	int fd;               /* the handle's fd below */
+	pid_t pid;            /* who opened it: the changes are theirs */
+	uid_t uid;
+	struct timespec ctime; /* as last seen */
+	off_t size;
+};
+
+static struct turns *pt_turns(struct hfs *fs)
+{
+	return fs->ckpt ? ckptd_turns(fs->ckpt) : NULL;
+}
+
+/* Has it changed since last seen? Remembers what it saw. */
+static int pt_live_changed(struct pt_live *l)
+{
+	struct stat st;
+
+	if (fstat(l->fd, &st) < 0)
+		return 0;
+	if (st.st_ctim.tv_sec == l->ctime.tv_sec && st.st_ctim.tv_nsec == l->ctime.tv_nsec &&
+	    st.st_size == l->size)
+		return 0;
+	l->ctime = st.st_ctim;
+	l->size = st.st_size;
+	return 1;
+}
+
+static void pt_live_mark(struct hfs *fs, struct turns *t, struct pt_live *l)
+{
+	char path[PATH_MAX];
+
+	if (inode_path(fs, l->in, path, sizeof(path)) < 0)
+		turns_need_full_scan(t);
+	else if (!ckptd_excluded(fs->ckpt, path, 0))
+		turns_mark(t, path);
+}
+
+static void pt_live_mark_all(void *arg, struct turns *t)
+{
+	struct hfs *fs = arg;
+
+	pthread_mutex_lock(&fs->pt_lock);
+	for (struct pt_live *l = fs->pt_live; l; l = l->next)
+		pt_live_mark(fs, t, l);
+	pthread_mutex_unlock(&fs->pt_lock);
+}
+
+static int pt_live_poll(void *arg, struct turns *t)
+{
+	struct hfs *fs = arg;
+	int n = 0;
+
+	pthread_mutex_lock(&fs->pt_lock);
+	for (struct pt_live *l = fs->pt_live; l; l = l->next) {
+		if (pt_live_changed(l)) {
+			pt_live_mark(fs, t, l);
+			turns_note(t, l->pid, l->uid);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&fs->pt_lock);
+	return n;
+}
+
+static const struct turns_live_ops pt_live_ops = {
+	.mark_all = pt_live_mark_all,
+	.poll = pt_live_poll,
+};
+
+void pt_track_setup(struct hfs *fs)
+{
+	struct turns *t = pt_turns(fs);
+
+	if (t && fs->pt_wanted && fs->pt_writes)
+		turns_live_setup(t, &pt_live_ops, fs);
+}
+
+void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, int mode,
+		  int flags)
+{
+	struct turns *t = pt_turns(fs);
+	struct pt_live *l;
+	struct stat st;
+
+	if (!t || mode != PT_PASS || ((flags & O_ACCMODE) == O_RDONLY))
+		return;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		turns_need_full_scan(t); /* cannot follow it: re-validate all */
+		return;
+	}
+	l->in = in;
+	l->fd = fd;
+	l->pid = fuse_req_ctx(req)->pid;
+	l->uid = fuse_req_ctx(req)->uid;
+	if (fstat(fd, &st) == 0) {
+		l->ctime = st.st_ctim;
+		l->size = st.st_size;
+	}
+	pthread_mutex_lock(&fs->pt_lock);
+	l->next = fs->pt_live;
+	fs->pt_live = l;
+	pthread_mutex_unlock(&fs->pt_lock);
+	turns_live_add(t, 1);
+}
+
+void pt_live_close(struct hfs *fs, int fd)
+{
+	struct turns *t = pt_turns(fs);
+	struct pt_live *l = NULL;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&fs->pt_lock);
+	for (struct pt_live **p = &fs->pt_live; *p; p = &(*p)->next) {
+		if ((*p)->fd == fd) {
+			l = *p;
+			*p = l->next;
+			/* what it wrote since last seen: the next checkpoint's */
+			if (pt_live_changed(l)) {
+				pt_live_mark(fs, t, l);
+				turns_note(t, l->pid, l->uid);
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs->pt_lock);
+	if (l) {
+		turns_live_add(t, -1);
+		free(l);
+	}
+}
+
+static int pt_setid(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) < 0 || (st.st_mode & (S_ISUID | S_ISGID));
+}
+
 /* The kernel's id for the file below in, registered once for all its
- * passthrough handles; 0 if it cannot be had. pt_lock held. */
-static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd)
+ * passthrough handles; 0 if it cannot be had. A writable handle needs the
+ * file registered read-write (the handles share it), a read-only one takes
+ * what is there: a read-only registration keeps the file executable, as a
+ * file open for writing is not (ETXTBSY). pt_lock held. */
+static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd, int acc, int fd_acc)
 {
 	struct pt_backing_map map = { .fd = fd };
-	int id;
+	int id, own = -1;
 
 	if (in->pt_backing > 0)
-		return in->pt_backing;
+		return acc == O_RDONLY || in->pt_backing_rw ? in->pt_backing : 0;
+	if (acc != O_RDONLY && fd_acc != O_RDWR) {
+		/* readers may share it later: register a read-write file */
+		own = inode_open(fs, in, O_RDWR);
+		if (own < 0)
+			return 0;
+		map.fd = own;
+	}
 	id = ioctl(fuse_session_fd(fs->se), PT_IOC_BACKING_OPEN, &map);
+	if (own >= 0)
+		close(own); /* the kernel holds its own reference */
 	if (id <= 0) {
 		if (!atomic_exchange(&fs->pt_warned, 1))
 			log_info("passthrough unavailable for some files (%s): they use the page cache",
@@ -201,23 +386,32 @@ static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd)
 		return 0;
 	}
 	in->pt_backing = id;
+	in->pt_backing_rw = acc != O_RDONLY;
 	return id;
 }
 
-int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int may_pass)
+int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags)
 {
 	int acc = flags & O_ACCMODE, mode = PT_CACHED;
+	int writes = acc != O_RDONLY || (flags & O_TRUNC);
 
-	if (!atomic_load(&fs->pt_enabled) || !S_ISREG(in->type) || acc == O_WRONLY)
+	if (!atomic_load(&fs->pt_enabled) || !S_ISREG(in->type))
 		return PT_NONE;
+	/* a write through the kernel would keep set-id bits it must clear:
+	 * with FUSE_HANDLE_KILLPRIV_V2 that is ours to do, on our writes */
+	if (writes && pt_writes_allowed(fs) && pt_setid(fd))
+		writes = -1;
 	pthread_mutex_lock(&fs->pt_lock);
-	if (may_pass && acc == O_RDONLY && !(flags & O_TRUNC) && in->cached_opens == 0)
-		mode = pt_backing_get(fs, in, fd) ? PT_PASS : PT_CACHED;
-	if (mode == PT_CACHED && in->pt_opens > 0)
+	if (in->cached_opens == 0 && (!writes || (writes > 0 && pt_writes_allowed(fs))) &&
+	    pt_backing_get(fs, in, fd, acc, fd_flags & O_ACCMODE))
+		mode = PT_PASS;
+	else if (acc == O_WRONLY)
+		mode = PT_NONE; /* direct I/O, which has no mode (ops_file.c) */
+	else if (in->pt_opens > 0)
 		mode = PT_PASS_DIRECT; /* cannot share the inode with passthrough handles */
 	if (mode == PT_CACHED)
 		in->cached_opens++;
-	else
+	else if (mode != PT_NONE)
 		in->pt_opens++;
 	pthread_mutex_unlock(&fs->pt_lock);
 	return mode;

@@ -38,6 +38,16 @@ struct turns {
 	atomic_int split_open;
 	atomic_llong split_since_ms;
 
+	/* files written behind the gate (turns_live_setup) */
+	const struct turns_live_ops *live_ops;
+	void *live_arg;
+	atomic_int live;
+	pthread_t watcher;
+	int watcher_started;
+	int watcher_stop;         /* watch_lock */
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_cond;
+
 	pthread_mutex_t lock; /* protects everything below */
 	struct pathset *dirty;
 	int full_scan;
@@ -85,6 +95,8 @@ struct turns *turns_new(turn_checkpoint_fn fn, void *arg, long idle_ms)
 	pthread_rwlock_init(&t->gate, &ra);
 	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->watch_lock, NULL);
+	pthread_cond_init(&t->watch_cond, NULL);
 	snprintf(t->reason, sizeof(t->reason), "turn");
 	atomic_store(&t->epoch, 1);
 	return t;
@@ -94,11 +106,22 @@ void turns_free(struct turns *t)
 {
 	if (!t)
 		return;
+	if (t->watcher_started) {
+		pthread_mutex_lock(&t->watch_lock);
+		t->watcher_stop = 1;
+		pthread_cond_signal(&t->watch_cond);
+		pthread_mutex_unlock(&t->watch_lock);
+		pthread_join(t->watcher, NULL);
+	}
+	pthread_cond_destroy(&t->watch_cond);
+	pthread_mutex_destroy(&t->watch_lock);
 	pathset_free(t->dirty);
 	pthread_rwlock_destroy(&t->gate);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
+
+static void take_pending(struct turns *t, int only_live);
 
 void turns_begin(struct turns *t, const char *reason)
 {
@@ -107,6 +130,11 @@ void turns_begin(struct turns *t, const char *reason)
 	t->turn_no++;
 	pthread_mutex_unlock(&t->lock);
 	atomic_store(&t->pending, 1);
+	/* a live file may change with no request of ours to wait on: the
+	 * tree as it is now is the turn's checkpoint (the gate first, so an
+	 * open that is making a file live is counted) */
+	if (t->live_ops)
+		take_pending(t, 1);
 }
 
 void turns_need_full_scan(struct turns *t)
@@ -148,47 +176,94 @@ static void gate_lock_whole(struct turns *t)
 /* With the gate held exclusively: commit what changed since the last
  * checkpoint. Keeps the dirty set when the commit fails, so nothing that
  * changed is forgotten by the next attempt. */
+static void note_who(struct turns *t, pid_t pid, uid_t uid);
+
+/* Put back the writers a failed commit took (t->lock held): theirs first,
+ * then those noted meanwhile, counts of the same process added up. */
+static void who_merge(struct turns *t, const struct turn_who *old, size_t nold)
+{
+	struct turn_who now[TURN_MAX_WHO];
+	size_t nnow = t->nwho;
+
+	memcpy(now, t->who, nnow * sizeof(now[0]));
+	memcpy(t->who, old, nold * sizeof(old[0]));
+	t->nwho = nold;
+	for (size_t i = 0; i < nnow; i++) {
+		size_t k;
+		for (k = 0; k < t->nwho; k++)
+			if (t->who[k].pid == now[i].pid && t->who[k].uid == now[i].uid)
+				break;
+		if (k < t->nwho)
+			t->who[k].changes += now[i].changes;
+		else if (t->nwho < TURN_MAX_WHO)
+			t->who[t->nwho++] = now[i];
+		else
+			t->who_dropped++;
+	}
+}
+
 static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e)
 {
 	struct turn_checkpoint_req req = { 0 };
+	struct turn_who who[TURN_MAX_WHO];
+	struct pathset *taken, *fresh;
 	const char **paths = NULL;
 	long long t0 = now_ms();
-	int r;
+	int r, full;
 
+	/* what live files hold now, whatever we saw of them */
+	if (t->live_ops && atomic_load(&t->live) > 0)
+		t->live_ops->mark_all(t->live_arg, t);
+	fresh = pathset_new();
+	if (!fresh)
+		return err_set(e, -ENOMEM, "out of memory");
 	pthread_mutex_lock(&t->lock);
 	if (pathset_count(t->dirty) == 0 && !t->full_scan) {
 		t->unchanged++;
 		pthread_mutex_unlock(&t->lock);
+		pathset_free(fresh);
 		return 1;
 	}
 	paths = pathset_minimal(t->dirty, &req.npaths);
 	if (!paths) {
 		pthread_mutex_unlock(&t->lock);
+		pathset_free(fresh);
 		return err_set(e, -ENOMEM, "out of memory");
 	}
+	/* The worker threads are held off by the gate, but a live file's
+	 * change is marked without it (passthrough.c): what is marked while
+	 * the commit runs goes to a fresh set, for the next checkpoint. */
+	taken = t->dirty;
+	t->dirty = fresh;
+	full = t->full_scan;
+	t->full_scan = 0;
+	memcpy(who, t->who, t->nwho * sizeof(who[0]));
+	req.nwho = t->nwho;
+	t->nwho = 0;
+	t->who_dropped = 0;
 	req.reason = reason;
 	req.paths = paths;
-	req.full_scan = t->full_scan;
-	req.who = t->who;
-	req.nwho = t->nwho;
-	/* the worker threads are all held off by the gate: the lock is only
-	 * for status readers, which must not wait for a long commit */
+	req.full_scan = full;
+	req.who = who;
+	/* the lock is only for status readers and live marks, which must not
+	 * wait for a long commit */
 	pthread_mutex_unlock(&t->lock);
 
 	r = t->fn(t->arg, &req, e);
 
 	pthread_mutex_lock(&t->lock);
-	free(paths);
 	t->last_checkpoint_dur_ms = (double)(now_ms() - t0);
 	if (r < 0) {
+		/* nothing that changed is forgotten by the next attempt */
+		for (size_t i = 0; i < req.npaths; i++)
+			if (pathset_add(t->dirty, paths[i]) < 0)
+				full = 1;
+		t->full_scan |= full;
+		who_merge(t, who, req.nwho);
 		t->failures++;
 		snprintf(t->last_error, sizeof(t->last_error), "%s", e->msg);
 	} else {
-		pathset_clear(t->dirty);
 		atomic_fetch_add(&t->epoch, 1);
-		t->full_scan = 0;
-		t->nwho = 0;
-		t->who_dropped = 0;
 		t->last_checkpoint_ms = wall_ms();
 		t->last_error[0] = '\0';
 		if (r == 0)
@@ -197,6 +272,8 @@ static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e
 			t->unchanged++;
 	}
 	pthread_mutex_unlock(&t->lock);
+	free(paths);
+	pathset_free(taken);
 	return r;
 }
 
@@ -259,6 +336,27 @@ static void note_who(struct turns *t, pid_t pid, uid_t uid)
 	t->nwho++;
 }
 
+/* Take the pending checkpoint of a turn, under the whole gate (only_live:
+ * only while live files are open, the rest wait for their first change). */
+static void take_pending(struct turns *t, int only_live)
+{
+	gate_lock_whole(t);
+	/* re-checked under the gate: a restore may have begun meanwhile */
+	if (atomic_load(&t->pending) && !atomic_load(&t->suspended) &&
+	    (!only_live || atomic_load(&t->live) > 0)) {
+		struct herr e = HERR_INIT;
+		char reason[256];
+		pthread_mutex_lock(&t->lock);
+		memcpy(reason, t->reason, sizeof(reason));
+		pthread_mutex_unlock(&t->lock);
+		int r = checkpoint_locked(t, reason, &e);
+		if (r < 0)
+			log_err("checkpoint of a new turn failed (changes go through): %s", e.msg);
+		atomic_store(&t->pending, 0);
+	}
+	pthread_rwlock_unlock(&t->gate);
+}
+
 void turns_enter(struct turns *t, pid_t pid, uid_t uid)
 {
 	turns_enter_ex(t, pid, uid, 0);
@@ -286,23 +384,8 @@ void turns_enter_ex(struct turns *t, pid_t pid, uid_t uid, int continuation)
 		if (changed)
 			atomic_store(&t->pending, 1);
 	}
-	if (atomic_load(&t->pending)) {
-		gate_lock_whole(t);
-		/* re-checked under the gate: a restore may have begun meanwhile */
-		if (atomic_load(&t->pending) && !atomic_load(&t->suspended)) {
-			struct herr e = HERR_INIT;
-			char reason[256];
-			pthread_mutex_lock(&t->lock);
-			memcpy(reason, t->reason, sizeof(reason));
-			pthread_mutex_unlock(&t->lock);
-			int r = checkpoint_locked(t, reason, &e);
-			if (r < 0)
-				log_err("checkpoint before a change failed (the change goes "
-					"through): %s", e.msg);
-			atomic_store(&t->pending, 0);
-		}
-		pthread_rwlock_unlock(&t->gate);
-	}
+	if (atomic_load(&t->pending))
+		take_pending(t, 0);
 enter:
 	pthread_rwlock_rdlock(&t->gate);
 	pthread_mutex_lock(&t->lock);
@@ -321,6 +404,89 @@ void turns_mark(struct turns *t, const char *relpath)
 void turns_exit(struct turns *t)
 {
 	pthread_rwlock_unlock(&t->gate);
+}
+
+void turns_note(struct turns *t, pid_t pid, uid_t uid)
+{
+	atomic_store(&t->last_mutation_ms, now_ms());
+	pthread_mutex_lock(&t->lock);
+	note_who(t, pid, uid);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* How often the watcher looks at live files: often enough for the idle
+ * rule to start a turn within a quarter of its span. */
+static long watch_interval_ms(struct turns *t)
+{
+	long ms = t->idle_ms > 0 ? t->idle_ms / 4 : 1000;
+	return ms < 50 ? 50 : ms > 1000 ? 1000 : ms;
+}
+
+/* While live files are open: poll them, and when the idle span has passed
+ * since the last change of any kind, checkpoint at once (the next change
+ * may be one of theirs, which would not wait for it). */
+static void *watcher_main(void *arg)
+{
+	struct turns *t = arg;
+
+	for (;;) {
+		struct timespec until;
+		long ms = watch_interval_ms(t);
+
+		pthread_mutex_lock(&t->watch_lock);
+		while (!t->watcher_stop && atomic_load(&t->live) == 0)
+			pthread_cond_wait(&t->watch_cond, &t->watch_lock);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (ms % 1000) * 1000000L;
+		until.tv_sec += ms / 1000 + until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		if (!t->watcher_stop)
+			pthread_cond_timedwait(&t->watch_cond, &t->watch_lock, &until);
+		int stop = t->watcher_stop;
+		pthread_mutex_unlock(&t->watch_lock);
+		if (stop)
+			return NULL;
+		if (atomic_load(&t->live) == 0 || atomic_load(&t->suspended) > 0)
+			continue;
+		if (t->live_ops->poll(t->live_arg, t) > 0)
+			continue; /* turns_note moved last_mutation_ms */
+		long long now = now_ms(), last = atomic_load(&t->last_mutation_ms);
+		if (t->idle_ms <= 0 || last <= 0 || now - last <= t->idle_ms ||
+		    atomic_load(&t->pending))
+			continue;
+		pthread_mutex_lock(&t->lock);
+		int changed = pathset_count(t->dirty) > 0;
+		if (changed) {
+			snprintf(t->reason, sizeof(t->reason), "after %lld s idle",
+				 (now - last) / 1000);
+			t->turn_no++;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (changed) {
+			atomic_store(&t->pending, 1);
+			take_pending(t, 1);
+		}
+	}
+}
+
+void turns_live_setup(struct turns *t, const struct turns_live_ops *ops, void *arg)
+{
+	t->live_ops = ops;
+	t->live_arg = arg;
+	if (pthread_create(&t->watcher, NULL, watcher_main, t) == 0)
+		t->watcher_started = 1;
+	else
+		log_err("cannot start the watcher of files written directly; "
+			"idle turns may start late while such files are open");
+}
+
+void turns_live_add(struct turns *t, int delta)
+{
+	if (atomic_fetch_add(&t->live, delta) + delta > 0 && delta > 0) {
+		pthread_mutex_lock(&t->watch_lock);
+		pthread_cond_signal(&t->watch_cond);
+		pthread_mutex_unlock(&t->watch_lock);
+	}
 }
 
 static cJSON *who_json_locked(struct turns *t)
@@ -352,6 +518,8 @@ void turns_status(struct turns *t, cJSON *out)
 	cJSON_AddStringToObject(out, "turn_reason", t->reason);
 	cJSON_AddBoolToObject(out, "checkpoint_pending", atomic_load(&t->pending));
 	cJSON_AddNumberToObject(out, "dirty_paths", (double)pathset_count(t->dirty));
+	/* files open for writing straight to the disk below (turn.h) */
+	cJSON_AddNumberToObject(out, "live_files", (double)atomic_load(&t->live));
 	cJSON_AddNumberToObject(out, "checkpoints_taken", (double)t->checkpoints);
 	cJSON_AddNumberToObject(out, "checkpoints_unchanged", (double)t->unchanged);
 	cJSON_AddNumberToObject(out, "checkpoint_failures", (double)t->failures);

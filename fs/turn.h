@@ -71,6 +71,26 @@ void turns_resume(struct turns *t);
  * path marked in the current epoch need not be marked again. */
 unsigned long long turns_epoch(struct turns *t);
 
+/* Files written behind the gate: writable passthrough handles, whose
+ * writes the kernel sends to the disk below without us. While any are
+ * open ("live"), a turn that begins is checkpointed at once rather than
+ * at its first change (which may never reach us), every checkpoint
+ * re-reads the live files, and a watcher polls them to tell when they
+ * change, for the idle rule. */
+struct turns_live_ops {
+	/* mark every live file dirty (turns_mark) */
+	void (*mark_all)(void *arg, struct turns *t);
+	/* mark (and turns_note) the live files changed since the last poll;
+	 * how many did */
+	int (*poll)(void *arg, struct turns *t);
+};
+void turns_live_setup(struct turns *t, const struct turns_live_ops *ops, void *arg);
+/* +1 when a live handle opens (inside turns_enter/turns_exit), -1 when it
+ * is released */
+void turns_live_add(struct turns *t, int delta);
+/* A change seen after the fact: by whom, and that it happened now. */
+void turns_note(struct turns *t, pid_t pid, uid_t uid);
+
 /* Counters and state for the control socket's status answer. */
 void turns_status(struct turns *t, cJSON *out);
 /* The processes that changed the tree since the last checkpoint. */

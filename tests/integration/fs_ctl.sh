@@ -11,6 +11,7 @@ fs_mount "$src"
 id=$(printf '%s' "$src" | sha256sum | cut -c1-16)
 sock=$HERMES_HOME/run/$id.sock
 echo data >"$src/f"
+chmod 600 "$src/f"
 cat "$src/f" >/dev/null
 
 out=$(python3 - "$sock" "$src" <<'PY'
@@ -25,7 +26,7 @@ assert call('{"op":"ping"}') == {"ok": True}
 st = call('{"op":"status"}')
 assert st["ok"] is True, st
 assert st["source"] == sys.argv[2] and st["mountpoint"] == sys.argv[2], st
-assert st["ops"]["create"] >= 1 and st["ops"]["write"] >= 1, st["ops"]
+assert st["ops"]["create"] >= 1 and st["ops"]["setattr"] >= 1, st["ops"]
 assert isinstance(st["pid"], int) and st["uptime_s"] >= 0 and st["version"], st
 bad = call('{"op":"frobnicate"}')
 assert bad.get("ok") is False and bad.get("error") == "unknown op 'frobnicate'", bad
