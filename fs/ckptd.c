@@ -101,7 +101,8 @@ static int ckptd_commit(void *arg, const struct turn_checkpoint_req *req, struct
 {
 	struct hfs_ckpt *c = arg;
 	struct ckpt_proc procs[TURN_MAX_WHO];
-	struct ckpt_meta meta = { .reason = req->reason, .procs = procs, .nprocs = req->nwho };
+	struct ckpt_meta meta = { .reason = req->reason, .procs = procs, .nprocs = req->nwho,
+				  .live = req->live, .nlive = req->nlive };
 	char oid[STORE_OID_HEX];
 	struct timespec t0, t1;
 	int r, reload = 0;

@@ -41,6 +41,9 @@ struct hfs_inode {
 	 * kernel may send the rest of the same write() as the next request),
 	 * else 0 */
 	atomic_uint_fast64_t write_split_end;
+	/* known to have no security.capability (ops_xattr.c): the kernel asks
+	 * before the first write of each file and before every chown */
+	atomic_int caps_none;
 
 	/* passthrough.c, under hfs.pt_lock: the kernel's id for this file as
 	 * a backing file (0: none), and our open handles of each kind */

@@ -150,6 +150,9 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		fuse_reply_err(req, -r);
 		return;
 	}
+	/* a file this call made has no security.capability yet */
+	if (fi->flags & O_EXCL)
+		atomic_store(&inode_get(fs, e.ino)->caps_none, 1);
 	/* in the gate still: a turn that begins now sees it live */
 	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, lflags);
 	pt_live_open(fs, req, inode_get(fs, e.ino), fd, pt, fi->flags);

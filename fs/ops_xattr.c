@@ -1,11 +1,17 @@
 /* Extended attributes, passed through by the /proc/self/fd path of the
  * inode's O_PATH fd: the magic link lands on the inode itself, symlinks
- * included, without resolving any name in the tree again. */
+ * included, without resolving any name in the tree again. Whether a file
+ * has no security.capability is remembered: the kernel asks before the
+ * first write of each file and before every chown, and only setxattr adds
+ * one (writes and chowns below remove it). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/xattr.h>
 
 #include "hfs.h"
+
+#define HFS_XATTR_CAPS "security.capability"
 
 /* The /proc path of an O_PATH fd on the inode; put f afterwards. */
 static int hfs_xattr_path(fuse_req_t req, fuse_ino_t ino, struct inode_fd *f, char proc[64])
@@ -38,9 +44,14 @@ void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	char proc[64], *buf = NULL;
 	struct inode_fd f;
 	ssize_t n;
-	int err;
+	int err, caps;
 
 	hfs_count(fs, HFS_OP_GETXATTR);
+	caps = strcmp(name, HFS_XATTR_CAPS) == 0;
+	if (caps && atomic_load(&inode_get(fs, ino)->caps_none)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -51,6 +62,8 @@ void hfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	}
 	n = getxattr(proc, name, buf, size);
 	err = errno;
+	if (caps && n < 0 && err == ENODATA)
+		atomic_store(&inode_get(fs, ino)->caps_none, 1);
 	inode_fd_put(&f);
 	hfs_xattr_reply(req, n, err, buf, size);
 	free(buf);
@@ -94,6 +107,7 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 	if (hfs_xattr_path(req, ino, &f, proc) < 0)
 		return;
 	track_inode(req, in, &tk);
+	atomic_store(&in->caps_none, 0);
 	r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
 	track_done(req, &tk);
 	inode_fd_put(&f);
@@ -113,6 +127,7 @@ void hfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	if (hfs_xattr_path(req, ino, &f, proc) < 0)
 		return;
 	track_inode(req, in, &tk);
+	atomic_store(&in->caps_none, 0);
 	r = removexattr(proc, name) < 0 ? errno : 0;
 	track_done(req, &tk);
 	inode_fd_put(&f);

@@ -244,24 +244,41 @@ static int pt_live_changed(struct pt_live *l)
 	return 1;
 }
 
-static void pt_live_mark(struct hfs *fs, struct turns *t, struct pt_live *l)
+/* Mark it dirty; its path (a copy, NULL if it has none we can name). */
+static char *pt_live_mark(struct hfs *fs, struct turns *t, struct pt_live *l)
 {
 	char path[PATH_MAX];
 
-	if (inode_path(fs, l->in, path, sizeof(path)) < 0)
+	if (inode_path(fs, l->in, path, sizeof(path)) < 0) {
 		turns_need_full_scan(t);
-	else if (!ckptd_excluded(fs->ckpt, path, 0))
-		turns_mark(t, path);
+		return NULL;
+	}
+	if (ckptd_excluded(fs->ckpt, path, 0))
+		return NULL;
+	turns_mark(t, path);
+	return strdup(path);
 }
 
-static void pt_live_mark_all(void *arg, struct turns *t)
+static size_t pt_live_mark_all(void *arg, struct turns *t, char ***paths)
 {
 	struct hfs *fs = arg;
+	size_t n = 0, cap = 0;
+	char **v = NULL;
 
 	pthread_mutex_lock(&fs->pt_lock);
 	for (struct pt_live *l = fs->pt_live; l; l = l->next)
-		pt_live_mark(fs, t, l);
+		cap++;
+	v = calloc(cap ? cap : 1, sizeof(*v));
+	for (struct pt_live *l = fs->pt_live; l; l = l->next) {
+		char *p = pt_live_mark(fs, t, l);
+		if (p && v)
+			v[n++] = p;
+		else
+			free(p);
+	}
 	pthread_mutex_unlock(&fs->pt_lock);
+	*paths = v;
+	return n;
 }
 
 static int pt_live_poll(void *arg, struct turns *t)
@@ -272,7 +289,7 @@ static int pt_live_poll(void *arg, struct turns *t)
 	pthread_mutex_lock(&fs->pt_lock);
 	for (struct pt_live *l = fs->pt_live; l; l = l->next) {
 		if (pt_live_changed(l)) {
-			pt_live_mark(fs, t, l);
+			free(pt_live_mark(fs, t, l));
 			turns_note(t, l->pid, l->uid);
 			n++;
 		}
@@ -337,7 +354,7 @@ void pt_live_close(struct hfs *fs, int fd)
 			*p = l->next;
 			/* what it wrote since last seen: the next checkpoint's */
 			if (pt_live_changed(l)) {
-				pt_live_mark(fs, t, l);
+				free(pt_live_mark(fs, t, l));
 				turns_note(t, l->pid, l->uid);
 			}
 			break;

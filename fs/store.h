@@ -50,6 +50,11 @@ struct ckpt_meta {
 	long long time;                /* unix seconds; 0 means now */
 	const struct ckpt_proc *procs; /* who caused the changes (may be NULL) */
 	size_t nprocs;
+	/* files that may be written while we read them (open for writing
+	 * straight to the disk, fs/turn.h), sorted: read whole in one call
+	 * that waits for a write() in progress */
+	const char *const *live;
+	size_t nlive;
 };
 
 /* One checkpoint as listed, newest first (number 1 is the newest). */

@@ -115,6 +115,13 @@ int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_f
  * NULL); seen receives the stat of what was read. */
 int store_hash_at(struct store *st, int dirfd, const char *name, const struct stat *sb,
 		  const git_oid *have, git_oid *oid, struct stat *seen);
+/* The same for a file that may be being written: one O_DIRECT read of the
+ * whole file, which waits for a write() in progress (ext4 and most disk
+ * filesystems), where the filesystem allows it and the file is at most
+ * 64 MiB; else as store_hash_at. */
+int store_hash_stable_at(struct store *st, int dirfd, const char *name,
+			 const struct stat *sb, const git_oid *have, git_oid *oid,
+			 struct stat *seen);
 static inline git_filemode_t store_mode_of(const struct stat *sb)
 {
 	if (S_ISLNK(sb->st_mode))

@@ -29,8 +29,21 @@ struct paths_ctx {
 	git_tree *prev;
 	struct upd_vec rm, up;
 	struct store_skips skips;
+	const struct ckpt_meta *meta;
 	struct herr *e;
 };
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is rel a file that may be written while we read it? */
+static int paths_live(const struct paths_ctx *c, const char *rel)
+{
+	return c->meta && c->meta->nlive &&
+	       bsearch(&rel, c->meta->live, c->meta->nlive, sizeof(char *), cmp_str);
+}
 
 static int upd_push(struct upd_vec *u, const char *path, const git_oid *oid,
 		    git_filemode_t mode)
@@ -271,8 +284,9 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 			goto out;
 		}
-		r = store_hash_at(c->st, dfd, base, &sb, te && !was_tree ? git_tree_entry_id(te) : NULL,
-				  &oid, &seen);
+		r = (paths_live(c, rel) ? store_hash_stable_at : store_hash_at)(
+			c->st, dfd, base, &sb, te && !was_tree ? git_tree_entry_id(te) : NULL, &oid,
+			&seen);
 		if (r == -ENOENT || r == -ELOOP) {
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 			goto out;
@@ -550,7 +564,7 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 			   size_t n, const struct ckpt_meta *meta,
 			   char out_oid[STORE_OID_HEX], struct herr *e)
 {
-	struct paths_ctx c = { .st = st, .rootfd = rootfd, .e = e };
+	struct paths_ctx c = { .st = st, .rootfd = rootfd, .meta = meta, .e = e };
 	git_commit *head = NULL;
 	git_oid tree_oid;
 	char rel[PATH_MAX];

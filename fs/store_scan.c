@@ -294,6 +294,55 @@ int store_hash_at(struct store *st, int dirfd, const char *name, const struct st
 	return hash_at(&d, dirfd, name, sb, oid, seen);
 }
 
+#define STABLE_MAX (64u << 20)
+#define STABLE_ALIGN 4096u
+
+int store_hash_stable_at(struct store *st, int dirfd, const char *name,
+			 const struct stat *sb, const git_oid *have, git_oid *oid,
+			 struct stat *seen)
+{
+	_cleanup_close_ int fd = -1;
+	void *buf = NULL;
+	size_t cap;
+	ssize_t n;
+	int r;
+
+	if (!S_ISREG(sb->st_mode) || (size_t)sb->st_size > STABLE_MAX)
+		return store_hash_at(st, dirfd, name, sb, have, oid, seen);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) /* no O_DIRECT here */
+		return store_hash_at(st, dirfd, name, sb, have, oid, seen);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, seen) < 0 || !S_ISREG(seen->st_mode))
+		return -ENOENT;
+	/* room for what it holds plus a block, so one read reaches the end
+	 * even if the file grew since */
+	cap = ((size_t)seen->st_size + 2 * STABLE_ALIGN) & ~(size_t)(STABLE_ALIGN - 1);
+	if (cap > STABLE_MAX + STABLE_ALIGN)
+		return store_hash_at(st, dirfd, name, sb, have, oid, seen);
+	if (posix_memalign(&buf, STABLE_ALIGN, cap) != 0)
+		return -ENOMEM;
+	/* one call: the filesystem holds the file's lock against writers
+	 * across it, so it sees each write() whole or not at all */
+	n = pread(fd, buf, cap, 0);
+	if (n < 0 || (size_t)n == cap) {
+		int err = n < 0 ? errno : EAGAIN;
+		free(buf);
+		if (err == EINVAL) /* alignment refused: read it plainly */
+			return store_hash_at(st, dirfd, name, sb, have, oid, seen);
+		if (err == EAGAIN) /* grew past a block meanwhile */
+			return store_hash_at(st, dirfd, name, sb, have, oid, seen);
+		return -err;
+	}
+	seen->st_size = n;
+	r = store_object_id(GIT_OBJECT_BLOB, buf, (size_t)n, oid);
+	if (r == 0 && !(have && git_oid_equal(have, oid)))
+		r = store_sink_keep(st, GIT_OBJECT_BLOB, buf, (size_t)n, oid);
+	free(buf);
+	return r;
+}
+
 static int pack_put_buf(void *ctx, const void *buf, size_t len, git_oid *oid)
 {
 	return store_pack_add_buf(ctx, buf, len, oid);

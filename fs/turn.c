@@ -178,6 +178,18 @@ static void gate_lock_whole(struct turns *t)
  * changed is forgotten by the next attempt. */
 static void note_who(struct turns *t, pid_t pid, uid_t uid);
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* Put back the writers a failed commit took (t->lock held): theirs first,
  * then those noted meanwhile, counts of the same process added up. */
 static void who_merge(struct turns *t, const struct turn_who *old, size_t nold)
@@ -212,22 +224,30 @@ static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e
 	int r, full;
 
 	/* what live files hold now, whatever we saw of them */
-	if (t->live_ops && atomic_load(&t->live) > 0)
-		t->live_ops->mark_all(t->live_arg, t);
+	char **live = NULL;
+	size_t nlive = 0;
+	if (t->live_ops && atomic_load(&t->live) > 0) {
+		nlive = t->live_ops->mark_all(t->live_arg, t, &live);
+		qsort(live, nlive, sizeof(*live), cmp_str);
+	}
 	fresh = pathset_new();
-	if (!fresh)
+	if (!fresh) {
+		free_strs(live, nlive);
 		return err_set(e, -ENOMEM, "out of memory");
+	}
 	pthread_mutex_lock(&t->lock);
 	if (pathset_count(t->dirty) == 0 && !t->full_scan) {
 		t->unchanged++;
 		pthread_mutex_unlock(&t->lock);
 		pathset_free(fresh);
+		free_strs(live, nlive);
 		return 1;
 	}
 	paths = pathset_minimal(t->dirty, &req.npaths);
 	if (!paths) {
 		pthread_mutex_unlock(&t->lock);
 		pathset_free(fresh);
+		free_strs(live, nlive);
 		return err_set(e, -ENOMEM, "out of memory");
 	}
 	/* The worker threads are held off by the gate, but a live file's
@@ -245,6 +265,8 @@ static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e
 	req.paths = paths;
 	req.full_scan = full;
 	req.who = who;
+	req.live = (const char *const *)live;
+	req.nlive = nlive;
 	/* the lock is only for status readers and live marks, which must not
 	 * wait for a long commit */
 	pthread_mutex_unlock(&t->lock);
@@ -274,6 +296,7 @@ static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e
 	pthread_mutex_unlock(&t->lock);
 	free(paths);
 	pathset_free(taken);
+	free_strs(live, nlive);
 	return r;
 }
 
@@ -357,6 +380,27 @@ static void take_pending(struct turns *t, int only_live)
 	pthread_rwlock_unlock(&t->gate);
 }
 
+/* The idle rule: with no change for idle_ms since last, and changes since
+ * the last checkpoint, a new turn begins (pending); 1 if it did. */
+static int idle_turn(struct turns *t, long long now, long long last)
+{
+	int changed;
+
+	if (t->idle_ms <= 0 || last <= 0 || now - last <= t->idle_ms ||
+	    atomic_load(&t->pending))
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	changed = pathset_count(t->dirty) > 0;
+	if (changed) {
+		snprintf(t->reason, sizeof(t->reason), "after %lld s idle", (now - last) / 1000);
+		t->turn_no++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (changed)
+		atomic_store(&t->pending, 1);
+	return changed;
+}
+
 void turns_enter(struct turns *t, pid_t pid, uid_t uid)
 {
 	turns_enter_ex(t, pid, uid, 0);
@@ -371,19 +415,7 @@ void turns_enter_ex(struct turns *t, pid_t pid, uid_t uid, int continuation)
 		goto enter; /* a restore is writing: its changes join this turn */
 	if (continuation)
 		goto enter; /* the rest of a write() already begun: finish it first */
-	if (t->idle_ms > 0 && last > 0 && now - last > t->idle_ms &&
-	    !atomic_load(&t->pending)) {
-		pthread_mutex_lock(&t->lock);
-		int changed = pathset_count(t->dirty) > 0;
-		if (changed) {
-			snprintf(t->reason, sizeof(t->reason), "after %lld s idle",
-				 (now - last) / 1000);
-			t->turn_no++;
-		}
-		pthread_mutex_unlock(&t->lock);
-		if (changed)
-			atomic_store(&t->pending, 1);
-	}
+	idle_turn(t, now, last);
 	if (atomic_load(&t->pending))
 		take_pending(t, 0);
 enter:
@@ -450,22 +482,8 @@ static void *watcher_main(void *arg)
 			continue;
 		if (t->live_ops->poll(t->live_arg, t) > 0)
 			continue; /* turns_note moved last_mutation_ms */
-		long long now = now_ms(), last = atomic_load(&t->last_mutation_ms);
-		if (t->idle_ms <= 0 || last <= 0 || now - last <= t->idle_ms ||
-		    atomic_load(&t->pending))
-			continue;
-		pthread_mutex_lock(&t->lock);
-		int changed = pathset_count(t->dirty) > 0;
-		if (changed) {
-			snprintf(t->reason, sizeof(t->reason), "after %lld s idle",
-				 (now - last) / 1000);
-			t->turn_no++;
-		}
-		pthread_mutex_unlock(&t->lock);
-		if (changed) {
-			atomic_store(&t->pending, 1);
+		if (idle_turn(t, now_ms(), atomic_load(&t->last_mutation_ms)))
 			take_pending(t, 1);
-		}
 	}
 }
 

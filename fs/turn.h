@@ -28,6 +28,9 @@ struct turn_checkpoint_req {
 	int full_scan; /* re-validate everything with the stat cache */
 	const struct turn_who *who; /* the processes that made those changes */
 	size_t nwho;
+	/* live files (below), sorted: they may be written as they are read */
+	const char *const *live;
+	size_t nlive;
 };
 
 /* Commit a checkpoint; 0, 1 when the tree had not changed (no commit), or a
@@ -78,8 +81,9 @@ unsigned long long turns_epoch(struct turns *t);
  * re-reads the live files, and a watcher polls them to tell when they
  * change, for the idle rule. */
 struct turns_live_ops {
-	/* mark every live file dirty (turns_mark) */
-	void (*mark_all)(void *arg, struct turns *t);
+	/* mark every live file dirty (turns_mark); their paths, in an array
+	 * of strings that the caller frees, all of it */
+	size_t (*mark_all)(void *arg, struct turns *t, char ***paths);
 	/* mark (and turns_note) the live files changed since the last poll;
 	 * how many did */
 	int (*poll)(void *arg, struct turns *t);

@@ -49,7 +49,7 @@ int main(void)
 	run("rm a && mkdir a && echo in > a/x && rm -r d && echo flat > d");
 	{
 		const char *paths[] = { "a", "d" };
-		struct ckpt_meta m = { "swap", 0, NULL, 0 };
+		struct ckpt_meta m = { .reason = "swap" };
 		r = store_checkpoint_paths(st, rootfd, paths, 2, &m, oid, &e);
 		ok(r == 0, "paths checkpoint across file/dir swaps: %s", e.msg);
 	}
