@@ -247,6 +247,13 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 
 	snprintf(home, sizeof(home), "HOME=%s", st->dir);
 	snprintf(grace, sizeof(grace), "%d", prune_grace());
+	if (!wait) {
+		/* what it may write before it deletes, for make_room: all of
+		 * the store for a full one, all but the biggest pack else */
+		long long disk = st->disk > 0 ? st->disk : store_disk_usage(st->dir);
+		prune_write_num(st, "hermes-gc-budget",
+				mode == PRUNE_FULL ? disk : disk - prune_biggest_pack(st));
+	}
 	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -484,12 +491,14 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 	}
 	st->disk = store_disk_usage(st->dir);
 	/* A collection running writes its new pack before it deletes the old
-	 * ones: up to what the store held when it began (it begins at half
-	 * the cap or below, or keeps the biggest pack). Past half the cap,
-	 * what it has yet to write could pass the cap: let it finish first. */
-	if (gc_running && st->disk + need > cap / 2) {
-		prune_gc_wait(st);
-		st->disk = store_disk_usage(st->dir);
+	 * ones, at most its budget (prune_gc). If that could pass the cap,
+	 * let it finish first (rare: it starts only with room for it). */
+	if (gc_running) {
+		long long budget = prune_read_num(st, "hermes-gc-budget");
+		if (st->disk + need + (budget >= 0 ? budget : st->disk) > cap) {
+			prune_gc_wait(st);
+			st->disk = store_disk_usage(st->dir);
+		}
 	}
 	if (st->disk >= 0 && st->disk + need <= cap) {
 		st->disk += need;
