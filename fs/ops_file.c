@@ -43,12 +43,12 @@ static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd, int
 	fi->fh = (uint64_t)fd | ((uint64_t)pt << HFS_FH_PT_SHIFT);
 	/* every change passes through us: the page cache stays valid */
 	fi->keep_cache = 1;
-	/* A write-only handle cannot read or map the file, so its pages in
-	 * the kernel's cache would only be copied there for nothing. Direct
-	 * I/O hands the caller's buffer to us as it is, and spares the
-	 * security.capability lookup the kernel makes before every cached
-	 * write (one request less per write() call). Pages other handles
-	 * cached are invalidated by the kernel around each such write. */
+	/* A write-only handle that does not pass through (no passthrough
+	 * here, cached handles open, a set-id file) cannot read or map the
+	 * file, so its pages in the kernel's cache would only be copied there
+	 * for nothing. Direct I/O hands the caller's buffer to us as it is.
+	 * Pages other handles cached are invalidated by the kernel around
+	 * each such write. */
 	if (!fs->writeback && !fs->cached_writes && (fi->flags & O_ACCMODE) == O_WRONLY &&
 	    pt == PT_NONE) {
 		fi->direct_io = 1;

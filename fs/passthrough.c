@@ -1,23 +1,26 @@
-/* Kernel passthrough for files opened read-only (Linux 6.9+, as root).
+/* Kernel passthrough of opened files (Linux 6.9+, as root).
  *
- * A read-only handle can change nothing, so its reads and mappings need not
- * pass through us at all: the kernel can serve them from the file below
- * ("backing file") at the speed of the disk below. libfuse 3.14 predates the
- * feature, so this file speaks the two bits of protocol it does not know:
- * through libfuse's custom I/O hooks it offers FUSE_PASSTHROUGH in the INIT
- * reply when the kernel asks for it, and marks an OPEN reply as passthrough
- * with the backing id we registered for the inode.
+ * The kernel can serve a handle's reads, writes and maps from the file
+ * below ("backing file") at the speed of the disk below, without us.
+ * libfuse 3.14 predates the feature, so this file speaks the bits of
+ * protocol it does not know: through libfuse's custom I/O hooks it offers
+ * FUSE_PASSTHROUGH (and FUSE_HANDLE_KILLPRIV_V2) in the INIT reply when
+ * the kernel asks for them, and marks an OPEN or CREATE reply as
+ * passthrough with the backing id we registered for the inode.
  *
  * The kernel keeps one mode per inode: while any handle is in passthrough
  * mode, no handle may use the page cache, and all passthrough handles share
  * one backing file. So per inode we count handles of each kind and decide:
- * - read-only opens go passthrough unless cached handles are open;
- * - read-write opens use the page cache unless passthrough handles are
- *   open; then they are passthrough with direct I/O: reads and writes still
- *   come to us (tracked for checkpoints like every write), maps go to the
- *   backing file, which is opened read-only, so nothing writes it behind
- *   our back;
- * - write-only opens use direct I/O, which has no mode (ops_file.c).
+ * - an open goes passthrough unless cached handles are open; one that
+ *   writes needs the backing file registered read-write (a write-only open
+ *   registers a read-write fd of its own), and a set-id file's writers stay
+ *   with us, who clear the bits;
+ * - otherwise read-write opens use the page cache unless passthrough
+ *   handles are open; then they are passthrough with direct I/O: reads and
+ *   writes come to us, maps go to the backing file;
+ * - and write-only opens use direct I/O, which has no mode (ops_file.c).
+ * With checkpoints on, a writable passthrough handle is "live" (turn.h)
+ * from its open to its release: below, the pt_live list.
  * Our counts drop on RELEASE, which the kernel sends after dropping the
  * handle's mode, so they never claim less than the kernel holds.
  * Anything missing (older kernel, not root, a backing file on a stack too
@@ -136,7 +139,8 @@ static void pt_patch_init(struct hfs *fs, struct iovec *iov, int count)
 	atomic_store(&fs->pt_enabled, 1);
 	log_info("passthrough: read-only opens are served by the kernel from the files below");
 	if (fs->pt_writes)
-		log_info("passthrough: so are opens for writing, while checkpoints are off");
+		log_info("passthrough: so are opens for writing (with checkpoints on, "
+			 "followed as live files)");
 }
 
 static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -376,9 +380,9 @@ static int pt_setid(int fd)
 
 /* The kernel's id for the file below in, registered once for all its
  * passthrough handles; 0 if it cannot be had. A writable handle needs the
- * file registered read-write (the handles share it), a read-only one takes
- * what is there: a read-only registration keeps the file executable, as a
- * file open for writing is not (ETXTBSY). pt_lock held. */
+ * file registered read-write (the handles share it); a read-only one takes
+ * what is there, and registers it read-only, so the file below is not held
+ * open for writing by readers alone. pt_lock held. */
 static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd, int acc, int fd_acc)
 {
 	struct pt_backing_map map = { .fd = fd };
