@@ -235,7 +235,7 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		track_inode(req, inode_get(fs, ino), &tk);
 		track_done(req, &tk);
 	}
-	if (pt == PT_PASS)
+	if (pt == PT_PASS && (fi->flags & O_ACCMODE) != O_RDONLY)
 		pt_live_close(fs, hfs_fh_fd(fi));
 	pt_release(fs, inode_get(fs, ino), pt);
 	close(hfs_fh_fd(fi));

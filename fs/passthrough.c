@@ -414,16 +414,17 @@ static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd, int acc,
 int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags)
 {
 	int acc = flags & O_ACCMODE, mode = PT_CACHED;
-	int writes = acc != O_RDONLY || (flags & O_TRUNC);
+	int may_pass;
 
 	if (!atomic_load(&fs->pt_enabled) || !S_ISREG(in->type))
 		return PT_NONE;
-	/* a write through the kernel would keep set-id bits it must clear:
-	 * with FUSE_HANDLE_KILLPRIV_V2 that is ours to do, on our writes */
-	if (writes && pt_writes_allowed(fs) && pt_setid(fd))
-		writes = -1;
+	/* a handle that writes, only where allowed, and not on a set-id file:
+	 * a write through the kernel would keep bits that, with
+	 * FUSE_HANDLE_KILLPRIV_V2, we clear on our writes */
+	may_pass = (acc == O_RDONLY && !(flags & O_TRUNC)) ||
+		   (pt_writes_allowed(fs) && !pt_setid(fd));
 	pthread_mutex_lock(&fs->pt_lock);
-	if (in->cached_opens == 0 && (!writes || (writes > 0 && pt_writes_allowed(fs))) &&
+	if (may_pass && in->cached_opens == 0 &&
 	    pt_backing_get(fs, in, fd, acc, fd_flags & O_ACCMODE))
 		mode = PT_PASS;
 	else if (acc == O_WRONLY)

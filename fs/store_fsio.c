@@ -272,7 +272,14 @@ int fsio_hash_fd(struct store *st, int fd, size_t size, const git_oid *have, git
 		return r;
 	if (got != size || read(fd, &extra, 1) != 0)
 		return -EAGAIN; /* changed while we read it */
-	r = store_object_id(GIT_OBJECT_BLOB, buf, size, out);
+	return fsio_hash_buf(st, buf, size, have, out);
+}
+
+int fsio_hash_buf(struct store *st, const void *buf, size_t size, const git_oid *have,
+		  git_oid *out)
+{
+	int r = store_object_id(GIT_OBJECT_BLOB, buf, size, out);
+
 	if (r < 0 || (have && git_oid_equal(have, out)))
 		return r;
 	return store_sink_keep(st, GIT_OBJECT_BLOB, buf, size, out);

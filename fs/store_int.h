@@ -104,6 +104,9 @@ int fsio_rmdir_empty_parents(int rootfd, const char *relpath);
 /* Hash the blob of an open file of known size and keep it for the next
  * flush unless its id is have (-EAGAIN: it changed while being read). */
 int fsio_hash_fd(struct store *st, int fd, size_t size, const git_oid *have, git_oid *out);
+/* The same for bytes already read. */
+int fsio_hash_buf(struct store *st, const void *buf, size_t size, const git_oid *have,
+		  git_oid *out);
 
 /* store_scan.c */
 /* Build a tree object of the tree's current tracked state. */

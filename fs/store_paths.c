@@ -33,16 +33,16 @@ struct paths_ctx {
 	struct herr *e;
 };
 
-static int cmp_str(const void *a, const void *b)
+static int names_cmp(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Is rel a file that may be written while we read it? */
 static int paths_live(const struct paths_ctx *c, const char *rel)
 {
 	return c->meta && c->meta->nlive &&
-	       bsearch(&rel, c->meta->live, c->meta->nlive, sizeof(char *), cmp_str);
+	       bsearch(&rel, c->meta->live, c->meta->nlive, sizeof(char *), names_cmp);
 }
 
 static int upd_push(struct upd_vec *u, const char *path, const git_oid *oid,
@@ -174,11 +174,6 @@ static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 }
 
 static int paths_one(struct paths_ctx *c, const char *rel);
-
-static int names_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* A directory: everything below it now, and what of it is gone. */
 static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_sub)

@@ -410,8 +410,9 @@ static int prune_reopen_odb(struct store *st, struct herr *e);
 
 #define PRUNE_META_BYTES (16 * 4096)
 
-/* Is a collection holding gc.lock (prune_gc's script)? */
-static int prune_gc_running(struct store *st)
+/* Is a collection holding gc.lock (prune_gc's script) after waiting up to
+ * wait_s seconds for it to end? */
+static int prune_gc_busy(struct store *st, int wait_s)
 {
 	char path[PATH_MAX + 16];
 	int fd, busy;
@@ -420,26 +421,15 @@ static int prune_gc_running(struct store *st)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	close(fd);
-	return busy;
-}
-
-/* Wait for a running collection to end, 10 minutes at most. */
-static void prune_gc_wait(struct store *st)
-{
-	char path[PATH_MAX + 16];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/gc.lock", st->dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (int i = 0; i < 6000 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK; i++) {
+	for (int i = 0;; i++) {
+		busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		if (!busy || i >= wait_s * 10)
+			break;
 		struct timespec d = { 0, 100 * 1000 * 1000 };
 		nanosleep(&d, NULL);
 	}
 	close(fd);
+	return busy;
 }
 
 int store_reopen_odb(struct store *st, struct herr *e)
@@ -484,7 +474,7 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 	need = prune_blocks(need + 64) + prune_blocks(2048 + need / 100) + PRUNE_META_BYTES;
 	/* far below the cap the running estimate is enough; near it, measure
 	 * (a background collection may have written or deleted since) */
-	int gc_running = prune_gc_running(st);
+	int gc_running = prune_gc_busy(st, 0);
 	if (!gc_running && st->disk > 0 && st->disk + need <= cap / 4 * 3) {
 		st->disk += need;
 		return 0;
@@ -496,7 +486,7 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 	if (gc_running) {
 		long long budget = prune_read_num(st, "hermes-gc-budget");
 		if (st->disk + need + (budget >= 0 ? budget : st->disk) > cap) {
-			prune_gc_wait(st);
+			prune_gc_busy(st, 600);
 			st->disk = store_disk_usage(st->dir);
 		}
 	}

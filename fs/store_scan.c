@@ -326,19 +326,18 @@ int store_hash_stable_at(struct store *st, int dirfd, const char *name,
 	/* one call: the filesystem holds the file's lock against writers
 	 * across it, so it sees each write() whole or not at all */
 	n = pread(fd, buf, cap, 0);
-	if (n < 0 || (size_t)n == cap) {
-		int err = n < 0 ? errno : EAGAIN;
+	if (n < 0 && errno != EINVAL) {
+		r = -errno;
 		free(buf);
-		if (err == EINVAL) /* alignment refused: read it plainly */
-			return store_hash_at(st, dirfd, name, sb, have, oid, seen);
-		if (err == EAGAIN) /* grew past a block meanwhile */
-			return store_hash_at(st, dirfd, name, sb, have, oid, seen);
-		return -err;
+		return r;
+	}
+	if (n < 0 || (size_t)n == cap) {
+		/* alignment refused, or it grew past the room: read it plainly */
+		free(buf);
+		return store_hash_at(st, dirfd, name, sb, have, oid, seen);
 	}
 	seen->st_size = n;
-	r = store_object_id(GIT_OBJECT_BLOB, buf, (size_t)n, oid);
-	if (r == 0 && !(have && git_oid_equal(have, oid)))
-		r = store_sink_keep(st, GIT_OBJECT_BLOB, buf, (size_t)n, oid);
+	r = fsio_hash_buf(st, buf, (size_t)n, have, oid);
 	free(buf);
 	return r;
 }

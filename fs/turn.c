@@ -173,9 +173,6 @@ static void gate_lock_whole(struct turns *t)
 	}
 }
 
-/* With the gate held exclusively: commit what changed since the last
- * checkpoint. Keeps the dirty set when the commit fails, so nothing that
- * changed is forgotten by the next attempt. */
 static void note_who(struct turns *t, pid_t pid, uid_t uid);
 
 static int cmp_str(const void *a, const void *b)
@@ -214,6 +211,9 @@ static void who_merge(struct turns *t, const struct turn_who *old, size_t nold)
 	}
 }
 
+/* With the gate held exclusively: commit what changed since the last
+ * checkpoint. Keeps the dirty set when the commit fails, so nothing that
+ * changed is forgotten by the next attempt. */
 static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e)
 {
 	struct turn_checkpoint_req req = { 0 };
@@ -230,20 +230,15 @@ static int checkpoint_locked(struct turns *t, const char *reason, struct herr *e
 		nlive = t->live_ops->mark_all(t->live_arg, t, &live);
 		qsort(live, nlive, sizeof(*live), cmp_str);
 	}
-	fresh = pathset_new();
-	if (!fresh) {
-		free_strs(live, nlive);
-		return err_set(e, -ENOMEM, "out of memory");
-	}
 	pthread_mutex_lock(&t->lock);
 	if (pathset_count(t->dirty) == 0 && !t->full_scan) {
 		t->unchanged++;
 		pthread_mutex_unlock(&t->lock);
-		pathset_free(fresh);
 		free_strs(live, nlive);
 		return 1;
 	}
-	paths = pathset_minimal(t->dirty, &req.npaths);
+	fresh = pathset_new();
+	paths = fresh ? pathset_minimal(t->dirty, &req.npaths) : NULL;
 	if (!paths) {
 		pthread_mutex_unlock(&t->lock);
 		pathset_free(fresh);
