@@ -125,29 +125,128 @@ int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigne
 	return found;
 }
 
-/* A zombie still answers kill(pid, 0) until its new parent reaps it, which
- * some container inits do late or never: read the state instead. */
-int mounts_pid_alive(pid_t pid)
+int mounts_kernel_hermesfs(struct kernel_mount **out, size_t *n)
 {
-	char path[64], buf[512], *p;
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct kernel_mount *v = NULL;
+	size_t cnt = 0, cap = 0;
+	char *line = NULL;
+	size_t linecap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!f)
+		return -errno;
+	while (getline(&line, &linecap, f) > 0) {
+		char mp[PATH_MAX], type[128], src[PATH_MAX];
+		char *sep = strstr(line, " - ");
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
+		    sscanf(sep + 3, "%127s %4095s", type, src) != 2 ||
+		    strcmp(type, "fuse.hermesfs") != 0)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 4;
+			struct kernel_mount *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				free(line);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		unescape_mountinfo(mp);
+		unescape_mountinfo(src);
+		snprintf(v[cnt].mountpoint, sizeof(v[cnt].mountpoint), "%s", mp);
+		snprintf(v[cnt].source, sizeof(v[cnt].source), "%s", src);
+		cnt++;
+	}
+	free(line);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+/* /proc/PID/stat: the state letter, the command name and the start time
+ * (clock ticks since boot); -1 when there is no such process. */
+static int mounts_proc_stat(pid_t pid, char *state, char comm[32], unsigned long long *start)
+{
+	char path[64], buf[1024], *open_paren, *close_paren;
+	unsigned long long ticks = 0;
 	ssize_t n;
 	int fd;
 
 	if (pid <= 0)
-		return 0;
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
-	if (!p || p[1] != ' ')
+	/* the command name may hold spaces and parens: it ends at the last ')' */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren || close_paren[1] != ' ')
+		return -1;
+	*state = close_paren[2];
+	*close_paren = '\0';
+	snprintf(comm, 32, "%s", open_paren + 1);
+	/* fields 3 (state) to 22 (starttime) follow the name */
+	if (sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+				   "%*d %*d %*d %*d %*d %*d %llu",
+		   &ticks) != 1)
+		ticks = 0;
+	*start = ticks;
+	return 0;
+}
+
+/* A zombie still answers kill(pid, 0) until its new parent reaps it, which
+ * some container inits do late or never: read the state instead. */
+int mounts_pid_alive(pid_t pid)
+{
+	unsigned long long start;
+	char state, comm[32];
+
+	if (mounts_proc_stat(pid, &state, comm, &start) < 0)
 		return 0;
-	return p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
+	return state != 'Z' && state != 'X' && state != 'x';
+}
+
+/* Wall-clock second at which a process started: boot time plus its start. */
+static long long mounts_started_at(unsigned long long ticks)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/stat", "re");
+	char line[256];
+	long long btime = -1;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %lld", &btime) == 1)
+			break;
+	if (btime < 0 || hz <= 0)
+		return -1;
+	return btime + (long long)(ticks / (unsigned long long)hz);
+}
+
+/* Is the record's daemon still running? Its pid may have been given to
+ * another process since it died: the process must be named hermesfs or
+ * have started when the record says the daemon did. */
+static int mounts_daemon_alive(const struct mount_info *m)
+{
+	unsigned long long ticks;
+	char state, comm[32];
+	long long at;
+
+	if (mounts_proc_stat(m->pid, &state, comm, &ticks) < 0 || state == 'Z' ||
+	    state == 'X' || state == 'x')
+		return 0;
+	if (strncmp(comm, "hermesfs", 8) == 0 || m->started <= 0)
+		return 1;
+	at = mounts_started_at(ticks);
+	return at < 0 || (at >= m->started - 5 && at <= m->started + 5);
 }
 
 static int read_record(const char *path, struct mount_info *m)
@@ -182,7 +281,7 @@ static int read_record(const char *path, struct mount_info *m)
 	m->pid = cJSON_IsNumber(pid) ? (pid_t)pid->valuedouble : 0;
 	m->started = cJSON_IsNumber(st) ? (long long)st->valuedouble : 0;
 	cJSON_Delete(o);
-	m->alive = mounts_pid_alive(m->pid);
+	m->alive = mounts_daemon_alive(m);
 	m->mounted = mounts_kernel_has(m->mountpoint, NULL, 0) > 0;
 	return m->id[0] && m->mountpoint[0] ? 0 : -EBADMSG;
 }

@@ -20,6 +20,13 @@ struct mount_info {
 	int mounted; /* the kernel still has a hermesfs mount there */
 };
 
+/* A fuse.hermesfs mount in the kernel's table, whether or not a record of
+ * this $HERMES_HOME explains it (fstab mounts, another HERMES_HOME). */
+struct kernel_mount {
+	char mountpoint[PATH_MAX];
+	char source[PATH_MAX]; /* the fsname hermesfs gives the mount: its tree */
+};
+
 /* Paths of a tree's run files: ext is "json" or "sock". */
 int mounts_run_path(const char *id, const char *ext, char *out, size_t size);
 int mounts_write(const struct mount_info *m);
@@ -37,3 +44,5 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size);
 /* The same, also giving the device minor: the FUSE connection's number in
  * /sys/fs/fuse/connections. */
 int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor);
+/* Every fuse.hermesfs mount of /proc/self/mountinfo (caller frees *out). */
+int mounts_kernel_hermesfs(struct kernel_mount **out, size_t *n);

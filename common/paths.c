@@ -128,19 +128,43 @@ int paths_state_dir(const char *sub, int mkdir, char *out, size_t size)
 	return mkdir ? paths_mkdir_p(out, 0700) : 0;
 }
 
+/* Is dir (resolved) a home directory: $HOME, the caller's (or sudo's
+ * caller's) home, or the home of a person's account (root, or a uid in the
+ * range useradd gives people)? System accounts' homes (/var/www, ...) may be
+ * projects and are not refused. */
+static int paths_is_home(const char *dir)
+{
+	char home[PATH_MAX], real[PATH_MAX];
+	const char *sudo = getenv("SUDO_USER");
+	struct passwd *pw;
+	int hit = 0;
+
+	if (paths_user_home(home, sizeof(home)) == 0 &&
+	    (strcmp(home, dir) == 0 || (realpath(home, real) && strcmp(real, dir) == 0)))
+		return 1;
+	if (sudo && *sudo && (pw = getpwnam(sudo)) && pw->pw_dir[0] == '/' &&
+	    realpath(pw->pw_dir, real) && strcmp(real, dir) == 0)
+		return 1;
+	setpwent();
+	while (!hit && (pw = getpwent())) {
+		int person = pw->pw_uid == 0 || (pw->pw_uid >= 1000 && pw->pw_uid < 60000) ||
+			     pw->pw_uid == getuid();
+		if (person && pw->pw_dir && strcmp(pw->pw_dir, "/") != 0 && pw->pw_dir[0] == '/' &&
+		    realpath(pw->pw_dir, real) && strcmp(real, dir) == 0)
+			hit = 1;
+	}
+	endpwent();
+	return hit;
+}
+
 const char *paths_refuse_tree(const char *abspath)
 {
-	char home[PATH_MAX], hh[PATH_MAX];
+	char hh[PATH_MAX];
 
 	if (strcmp(abspath, "/") == 0)
 		return "refusing to protect /: the whole filesystem is too broad";
-	if (paths_user_home(home, sizeof(home)) == 0) {
-		char real[PATH_MAX];
-		if (realpath(home, real) && strcmp(real, abspath) == 0)
-			return "refusing to protect the home directory: pick a project below it";
-		if (strcmp(home, abspath) == 0)
-			return "refusing to protect the home directory: pick a project below it";
-	}
+	if (paths_is_home(abspath))
+		return "refusing to protect a home directory: pick a project below it";
 	if (paths_hermes_home(hh, sizeof(hh)) == 0) {
 		char real[PATH_MAX];
 		const char *h = realpath(hh, real) ? real : hh;

@@ -104,7 +104,55 @@ static void main_usage(FILE *out)
 		"\n"
 		"As root it mounts with allow_other,default_permissions. The log is\n"
 		"$HERMES_HOME/logs/<id>.log; the record of a live mount and its control\n"
-		"socket are in $HERMES_HOME/run/. In /etc/fstab use type fuse.hermesfs.\n");
+		"socket are in $HERMES_HOME/run/. In /etc/fstab use type fuse.hermesfs.\n"
+		"\n"
+		"Exit codes: 0 mounted (or help shown), 1 the mount failed (the message\n"
+		"says why), 2 bad command line, 3 no such directory, 4 refused: / or a\n"
+		"home directory, a tree holding $HERMES_HOME, a tree already mounted or\n"
+		"holding a hermesfs mount, a mountpoint inside the tree.\n");
+}
+
+/* Exit codes (the same numbers as hermesctl's) */
+enum {
+	MAIN_EXIT_FAIL = 1,
+	MAIN_EXIT_USAGE = 2,
+	MAIN_EXIT_NOTFOUND = 3,
+	MAIN_EXIT_REFUSED = 4,
+};
+
+/* A refusal of SOURCE or MOUNTPOINT, by the error's code. */
+static int main_check_exit(const struct herr *e)
+{
+	switch (-e->code) {
+	case ENOENT:
+	case ENOTDIR:
+		return MAIN_EXIT_NOTFOUND;
+	case EPERM:
+	case EBUSY:
+	case EINVAL:
+		return MAIN_EXIT_REFUSED;
+	default:
+		return MAIN_EXIT_FAIL;
+	}
+}
+
+/* A hermesfs mount at or below dir (a mount over dir would hide it). */
+static int main_holds_mount(const char *dir, char *found, size_t size)
+{
+	struct kernel_mount *v = NULL;
+	size_t n = 0;
+	int hit = 0;
+
+	if (mounts_kernel_hermesfs(&v, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && !hit; i++) {
+		if (paths_is_under(v[i].mountpoint, dir)) {
+			snprintf(found, size, "%s", v[i].mountpoint);
+			hit = 1;
+		}
+	}
+	free(v);
+	return hit;
 }
 
 static int main_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -150,11 +198,16 @@ static int main_opt_proc(void *data, const char *arg, int key, struct fuse_args 
 /* SOURCE must be an existing directory we may protect, not yet mounted. */
 static int main_check_source(struct hfs *fs, const char *arg, struct herr *e)
 {
+	char below[PATH_MAX];
 	struct mount_info m;
 	struct statfs sfs;
 	struct stat st;
 	const char *why;
 
+	if (stat(arg, &st) < 0 && errno == ENOTCONN)
+		return err_set(e, -ENOTCONN,
+			       "cannot mount %s: it is a FUSE mount whose daemon died ('hermesctl umount %s' removes it)",
+			       arg, arg);
 	if (stat(arg, &st) < 0)
 		return err_sys(e, -errno, "cannot mount %s", arg);
 	if (!S_ISDIR(st.st_mode))
@@ -167,6 +220,10 @@ static int main_check_source(struct hfs *fs, const char *arg, struct herr *e)
 	if (mounts_kernel_has(fs->source, NULL, 0) > 0 ||
 	    (mounts_find(fs->source, &m) == 0 && strcmp(m.id, fs->id) == 0 && m.alive))
 		return err_set(e, -EBUSY, "%s is already mounted by hermesfs", fs->source);
+	if (main_holds_mount(fs->source, below, sizeof(below)))
+		return err_set(e, -EBUSY,
+			       "%s holds the hermesfs mount %s: unmount that first (this mount would hide it)",
+			       fs->source, below);
 	if (statfs(fs->source, &sfs) == 0 && sfs.f_type == FUSE_SUPER_MAGIC)
 		return err_set(e, -EBUSY, "%s is on a FUSE filesystem: mount the directory below it instead",
 			       fs->source);
@@ -175,6 +232,7 @@ static int main_check_source(struct hfs *fs, const char *arg, struct herr *e)
 
 static int main_check_mountpoint(struct hfs *fs, const char *arg, struct herr *e)
 {
+	char below[PATH_MAX];
 	struct stat st;
 	const char *why;
 
@@ -198,6 +256,10 @@ static int main_check_mountpoint(struct hfs *fs, const char *arg, struct herr *e
 			       fs->source, fs->mountpoint);
 	if (mounts_kernel_has(fs->mountpoint, NULL, 0) > 0)
 		return err_set(e, -EBUSY, "%s is already a FUSE mountpoint", fs->mountpoint);
+	if (main_holds_mount(fs->mountpoint, below, sizeof(below)))
+		return err_set(e, -EBUSY,
+			       "%s holds the hermesfs mount %s: unmount that first (this mount would hide it)",
+			       fs->mountpoint, below);
 	return 0;
 }
 
@@ -368,7 +430,7 @@ int main(int argc, char **argv)
 	int root_fd, r;
 
 	if (fuse_opt_parse(&args, &o, main_opt_spec, main_opt_proc) < 0)
-		return 1;
+		return MAIN_EXIT_USAGE;
 	if (o.help) {
 		main_usage(stdout);
 		return 0;
@@ -379,7 +441,7 @@ int main(int argc, char **argv)
 	}
 	if (o.npaths == 0) {
 		main_usage(stderr);
-		return 1;
+		return MAIN_EXIT_USAGE;
 	}
 	fs.ready_fd = -1;
 	fs.writeback = o.writeback;
@@ -392,7 +454,7 @@ int main(int argc, char **argv)
 	if (main_check_source(&fs, o.paths[0], &e) < 0 ||
 	    main_check_mountpoint(&fs, o.npaths > 1 ? o.paths[1] : NULL, &e) < 0) {
 		fprintf(stderr, "hermesfs: %s\n", e.msg);
-		return 1;
+		return main_check_exit(&e);
 	}
 	if ((r = main_log_path(&fs)) < 0 ||
 	    (r = mounts_run_path(fs.id, "sock", fs.sock_path, sizeof(fs.sock_path))) < 0) {

@@ -24,7 +24,8 @@ fs_is_mounted "$src" || fail "the dead mount vanished by itself"
 
 # the same tree cannot be stacked on the dead mount
 rc=0
-"$HERMESFS" "$src" 2>/dev/null || rc=$?
+out=$("$HERMESFS" "$src" 2>&1) || rc=$?
+printf "%s\n" "$out" | grep -q "daemon died" || fail "mounting over a dead mount says: $out"
 [ "$rc" = 1 ] || fail "mounting over a dead mount exited $rc"
 
 umount "$src" || umount -l "$src"

@@ -1,14 +1,15 @@
 #!/bin/bash
-# What hermesfs refuses to mount: each refusal is exit 1 with one clear line.
+# What hermesfs refuses to mount: each refusal is one clear line and the exit
+# code its --help documents (3 no such directory, 4 refused, 1 failed).
 # shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 
-# expect_refusal PATTERN ARGS...: exit 1, one line on stderr matching PATTERN
+# expect_refusal RC PATTERN ARGS...: exit RC, one line on stderr matching PATTERN
 expect_refusal() {
-	local pat=$1 out rc=0
-	shift
+	local want=$1 pat=$2 out rc=0
+	shift 2
 	out=$("$HERMESFS" "$@" 2>&1) || rc=$?
-	[ "$rc" = 1 ] || fail "hermesfs $* exited $rc, expected 1 (output: $out)"
+	[ "$rc" = "$want" ] || fail "hermesfs $* exited $rc, expected $want (output: $out)"
 	[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "hermesfs $*: not one line: $out"
 	printf '%s\n' "$out" | grep -Eq "$pat" || fail "hermesfs $*: '$out' does not match '$pat'"
 	echo "refused as expected: $out"
@@ -17,26 +18,36 @@ expect_refusal() {
 mkdir -p "$WORK/proj" "$WORK/other"
 echo x >"$WORK/file"
 
-expect_refusal 'refusing to protect /' /
-HOME=$WORK/proj expect_refusal 'home directory' "$WORK/proj"
-expect_refusal 'not a directory' "$WORK/file"
-expect_refusal 'No such file or directory' "$WORK/missing"
+expect_refusal 4 'refusing to protect /' /
+HOME=$WORK/proj expect_refusal 4 'home directory' "$WORK/proj"
+# a person's home from the password database, whatever $HOME says (sudo -E, su)
+root_home=$(getent passwd root | cut -d: -f6)
+if [ -d "$root_home" ] && [ "$root_home" != / ]; then
+	HOME=$WORK/proj expect_refusal 4 'home directory' "$root_home"
+fi
+expect_refusal 3 'not a directory' "$WORK/file"
+expect_refusal 3 'No such file or directory' "$WORK/missing"
 # a tree holding $HERMES_HOME
-expect_refusal 'HERMES_HOME' "$WORK"
+expect_refusal 4 'HERMES_HOME' "$WORK"
 # a mountpoint inside the tree would loop back into the mount
 mkdir -p "$WORK/proj/in"
-expect_refusal 'inside the tree' "$WORK/proj" "$WORK/proj/in"
+expect_refusal 4 'inside the tree' "$WORK/proj" "$WORK/proj/in"
 
-fs_mount "$WORK/proj"
-expect_refusal 'already mounted' "$WORK/proj"
+mkdir -p "$WORK/outer/proj"
+fs_mount "$WORK/outer/proj"
+expect_refusal 4 'already mounted' "$WORK/outer/proj"
 # a directory inside a FUSE mount
-mkdir "$WORK/proj/sub"
-expect_refusal 'FUSE' "$WORK/proj/sub"
+mkdir "$WORK/outer/proj/sub"
+expect_refusal 4 'FUSE' "$WORK/outer/proj/sub"
+# a tree holding a mount: mounting it in place, or on it, would hide that one
+expect_refusal 4 'holds the hermesfs mount' "$WORK/outer"
+expect_refusal 4 'holds the hermesfs mount' "$WORK/other" "$WORK/outer"
 # a bad FUSE option is reported by the daemon through its parent
-expect_refusal 'unknown option' "$WORK/other" -o no_such_option
+expect_refusal 1 'unknown option' "$WORK/other" -o no_such_option
 fs_is_mounted "$WORK/other" && fail "mounted despite a bad option"
 
 "$HERMESFS" --help | grep -q 'usage: hermesfs SOURCE' || fail "--help lacks usage"
 "$HERMESFS" --version | grep -Eq '^hermesfs [0-9]+\.' || fail "--version"
 fs_check_log
-echo "ok: every refusal was one line and exit 1"
+"$HERMESFS" --help | grep -q '^Exit codes' || fail "--help does not document the exit codes"
+echo "ok: every refusal was one line with its documented exit code"
