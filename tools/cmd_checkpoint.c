@@ -82,7 +82,7 @@ int cmd_checkpoint(int argc, char **argv)
 	int json = 0, has, c, r, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+m:C:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:C:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			reason = optarg;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,51 +63,95 @@ found:
 	return 0;
 }
 
-/* Processes (other than us) whose cwd, root or open files are under dir. */
+/* Does the /proc link name a place under dir that is on the disk below
+ * (not on the mount, whose device is mnt_dev)? */
+static int bypasses(const char *link, const char *dir, dev_t mnt_dev)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+
+	if (n <= 0)
+		return 0;
+	target[n] = '\0';
+	if (strncmp(target, "/", 1) != 0)
+		return 0; /* pipe:[..], socket:[..], anon_inode:... */
+	if (n > 10 && strcmp(target + n - 10, " (deleted)") == 0)
+		target[n - 10] = '\0';
+	if (!paths_is_under(target, dir))
+		return 0;
+	/* the same path may already be the mount (a process that entered it) */
+	return stat(link, &st) < 0 || st.st_dev != mnt_dev;
+}
+
+/* A file of the tree mapped by the process (a program or library it runs)
+ * from the disk below: the maps line's device is not the mount's. */
+static int maps_bypass(pid_t pid, const char *dir, dev_t mnt_dev)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int hit = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	while (f && !hit && getline(&line, &cap, f) > 0) {
+		unsigned maj, min;
+		int off = 0;
+		if (sscanf(line, "%*s %*s %*s %x:%x %*u %n", &maj, &min, &off) != 2 || off == 0 ||
+		    line[off] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		hit = paths_is_under(line + off, dir) && makedev(maj, min) != mnt_dev;
+	}
+	free(line);
+	return hit;
+}
+
+/* Processes (other than us) whose cwd, root, program, mapped files or open
+ * files are under dir on the disk below: they do not see the mount. */
 static void warn_bypassing(const char *dir, pid_t daemon)
 {
 	_cleanup_closedir_ DIR *proc = opendir("/proc");
 	struct dirent *de;
+	struct stat mst;
 	int shown = 0;
 	pid_t self = getpid(), parent = getppid();
 
-	if (!proc)
+	if (!proc || stat(dir, &mst) < 0)
 		return;
 	while ((de = readdir(proc))) {
-		char path[PATH_MAX], target[PATH_MAX], comm[64] = "?", what[64] = "";
+		char path[PATH_MAX], comm[64] = "?";
+		const char *what = NULL;
 		pid_t pid = (pid_t)atoi(de->d_name);
-		ssize_t n;
 
 		if (pid <= 0 || pid == self || pid == daemon)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n > 0) {
-			target[n] = '\0';
-			if (paths_is_under(target, dir))
-				snprintf(what, sizeof(what), "working directory");
-		}
-		if (!what[0]) {
+		if (bypasses(path, dir, mst.st_dev))
+			what = "working directory";
+		snprintf(path, sizeof(path), "/proc/%d/root", pid);
+		if (!what && bypasses(path, dir, mst.st_dev))
+			what = "root directory";
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		if (!what && bypasses(path, dir, mst.st_dev))
+			what = "program";
+		if (!what) {
 			_cleanup_closedir_ DIR *fds = NULL;
 			struct dirent *fe;
 			snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 			fds = opendir(path);
-			while (fds && (fe = readdir(fds))) {
+			while (!what && fds && (fe = readdir(fds))) {
 				char fdp[PATH_MAX + 300];
 				if (fe->d_name[0] == '.')
 					continue;
 				snprintf(fdp, sizeof(fdp), "%s/%s", path, fe->d_name);
-				n = readlink(fdp, target, sizeof(target) - 1);
-				if (n <= 0)
-					continue;
-				target[n] = '\0';
-				if (paths_is_under(target, dir)) {
-					snprintf(what, sizeof(what), "open file");
-					break;
-				}
+				if (bypasses(fdp, dir, mst.st_dev))
+					what = "open file";
 			}
 		}
-		if (!what[0])
+		if (!what && maps_bypass(pid, dir, mst.st_dev))
+			what = "mapped file";
+		if (!what)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 		_cleanup_fclose_ FILE *f = fopen(path, "re");
@@ -161,7 +206,7 @@ int cmd_mount(int argc, char **argv)
 	struct mount_info m;
 	struct herr e = HERR_INIT;
 
-	while ((c = getopt_long(argc, argv, "+do:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "do:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': debug = 1; break;
 		case 'o': fuse_opts = optarg; break;
@@ -227,8 +272,16 @@ int cmd_mount(int argc, char **argv)
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return WIFEXITED(st) && WEXITSTATUS(st) == 127 ? HCTL_NOTFOUND : HCTL_FAIL;
+	if (!WIFEXITED(st))
+		return HCTL_FAIL;
+	switch (WEXITSTATUS(st)) { /* hermesfs uses our numbers; it said why */
+	case 0: break;
+	case HCTL_USAGE: return HCTL_USAGE;
+	case HCTL_NOTFOUND: return HCTL_NOTFOUND;
+	case HCTL_BLOCKED: return HCTL_BLOCKED;
+	case 127: return HCTL_NOTFOUND; /* no hermesfs to run */
+	default: return HCTL_FAIL;
+	}
 
 	paths_tree_id(src, id);
 	if (mounts_find(mp, &m) < 0 || strcmp(m.id, id) != 0) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cleanup.h"
@@ -21,7 +22,9 @@ static void status_usage(FILE *out)
 		"Show the mounted trees: mountpoint, tree, daemon pid, state, uptime, log.\n"
 		"States: ok (the daemon answers), dead (the daemon died: the mount answers\n"
 		"ENOTCONN; 'hermesctl mount DIR' recovers it, 'hermesctl umount DIR' removes\n"
-		"it), unresponsive (alive but not answering), stale (a record without a mount).\n"
+		"it), unresponsive (alive but not answering), stale (a record without a mount),\n"
+		"unregistered (a hermesfs mount with no record here: mounted from /etc/fstab\n"
+		"or with another HERMES_HOME; 'hermesctl umount' still unmounts it).\n"
 		"With DIR, only the mount holding DIR (exit 3 if none).\n"
 		"Exit status 5 when any mount is dead.\n"
 		"\n"
@@ -92,7 +95,7 @@ int cmd_status(int argc, char **argv)
 	size_t n = 0;
 	int json = 0, c, dead = 0, shown = 0;
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'h': status_usage(stdout); return HCTL_OK;
@@ -113,7 +116,7 @@ int cmd_status(int argc, char **argv)
 	}
 	cJSON *arr = cJSON_CreateArray();
 	if (!json)
-		printf("%-6s %-7s %-9s %s\n", "STATE", "PID", "UPTIME", "MOUNT");
+		printf("%-12s %-7s %-9s %s\n", "STATE", "PID", "UPTIME", "MOUNT");
 	for (size_t i = 0; i < n; i++) {
 		cJSON *detail = NULL;
 		if (only[0] && !paths_is_under(only, v[i].mountpoint) &&
@@ -125,6 +128,7 @@ int cmd_status(int argc, char **argv)
 		shown++;
 		if (json) {
 			cJSON *o = hctl_mount_json(&v[i]);
+			cJSON_AddBoolToObject(o, "registered", 1);
 			cJSON_AddStringToObject(o, "state", state);
 			cJSON_AddNumberToObject(o, "uptime_s", (double)up);
 			if (detail) {
@@ -139,7 +143,7 @@ int cmd_status(int argc, char **argv)
 		} else {
 			char upbuf[32];
 			snprintf(upbuf, sizeof(upbuf), "%lldh%02lldm", up / 3600, up / 60 % 60);
-			printf("%-6s %-7d %-9s %s", state, v[i].pid, upbuf, v[i].mountpoint);
+			printf("%-12s %-7d %-9s %s", state, v[i].pid, upbuf, v[i].mountpoint);
 			if (strcmp(v[i].source, v[i].mountpoint) != 0)
 				printf(" (tree %s)", v[i].source);
 			else
@@ -155,6 +159,44 @@ int cmd_status(int argc, char **argv)
 		}
 		cJSON_Delete(detail);
 	}
+	/* hermesfs mounts the kernel has that no record of ours explains */
+	struct kernel_mount *km = NULL;
+	size_t nk = 0;
+	if (mounts_kernel_hermesfs(&km, &nk) < 0)
+		nk = 0;
+	for (size_t k = 0; k < nk; k++) {
+		struct stat sb;
+		int known = 0;
+		for (size_t i = 0; i < n && !known; i++)
+			known = strcmp(v[i].mountpoint, km[k].mountpoint) == 0;
+		if (known || (only[0] && !paths_is_under(only, km[k].mountpoint) &&
+			      !paths_is_under(only, km[k].source)))
+			continue;
+		int is_dead = stat(km[k].mountpoint, &sb) < 0 && errno == ENOTCONN;
+		const char *state = is_dead ? "dead" : "unregistered";
+		dead += is_dead;
+		shown++;
+		if (json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "source", km[k].source);
+			cJSON_AddStringToObject(o, "mountpoint", km[k].mountpoint);
+			cJSON_AddBoolToObject(o, "in_place",
+					      strcmp(km[k].source, km[k].mountpoint) == 0);
+			cJSON_AddBoolToObject(o, "registered", 0);
+			cJSON_AddStringToObject(o, "state", state);
+			cJSON_AddItemToArray(arr, o);
+		} else {
+			printf("%-12s %-7s %-9s %s", state, "-", "-", km[k].mountpoint);
+			if (strcmp(km[k].source, km[k].mountpoint) != 0)
+				printf(" (tree %s)", km[k].source);
+			else
+				printf(" (in place)");
+			printf("\n       no record in this HERMES_HOME (mounted from /etc/fstab or "
+			       "another HERMES_HOME)%s\n",
+			       is_dead ? "; its daemon died: 'hermesctl umount' removes it" : "");
+		}
+	}
+	free(km);
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddItemToObject(o, "mounts", arr);

@@ -40,7 +40,7 @@ int cmd_turn(int argc, char **argv)
 	struct herr e = HERR_INIT;
 	int json = 0, c;
 
-	while ((c = getopt_long(argc, argv, "+m:C:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:C:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': reason = optarg; break;
 		case 'C': dir = optarg; break;

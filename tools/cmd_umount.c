@@ -73,7 +73,7 @@ int cmd_umount(int argc, char **argv)
 	struct mount_info m;
 	int lazy = 0, timeout = 30, c;
 
-	while ((c = getopt_long(argc, argv, "+lh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': lazy = 1; break;
 		case 't': timeout = atoi(optarg); break;

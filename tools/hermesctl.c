@@ -46,8 +46,10 @@ static void usage(FILE *out)
 		"  0    success\n"
 		"  1    the operation failed (the message says why)\n"
 		"  2    bad command line\n"
-		"  3    no such tree, mount or checkpoint\n"
-		"  4    refused by policy (dangerous command, protected path)\n"
+		"  3    no such tree, mount or checkpoint (mount: not a directory)\n"
+		"  4    refused by policy: a dangerous command (run); a protected path\n"
+		"       (mount: /, a home directory, a tree holding $HERMES_HOME, a tree\n"
+		"       already mounted or holding a hermesfs mount)\n"
 		"  5    status: a mount whose daemon died (run 'hermesctl mount' to recover)\n"
 		"  124  run: the command timed out\n"
 		"  run otherwise exits with the command's own exit code\n");
