@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fresh Debian 12 to a working hermesfs: install what is missing, build, and
-# either run the demo (default) or the whole test suite (`test`).
+# Fresh Debian 12 to a working hermesfs: install what is missing, build,
+# install hermesfs and hermesctl into /usr/local, and either run the demo
+# (default) or the whole test suite (`test`).
 #   contrib/bootstrap.sh          install, build, run the demo
 #   contrib/bootstrap.sh test     install, build (-Werror, ASan+UBSan), run every test
 #   contrib/bootstrap.sh build    install and build only
@@ -53,21 +54,31 @@ build() { # build DIR [meson options...]
 	meson compile -C "$dir"
 }
 
+# hermesfs and hermesctl on PATH (/usr/local/bin): mount(8) runs hermesfs for
+# /etc/fstab lines of type fuse.hermesfs, and people type hermesctl
+install_built() { # install_built DIR
+	say "installing $1 into $(meson configure "$1" | awk '$1 == "prefix" { print $2 }')/bin"
+	as_root meson install -C "$1" --no-rebuild --quiet
+}
+
 case "$mode" in
 demo)
 	install_missing "${build_pkgs[@]}"
 	build build
+	install_built build
 	say "demo: a project mounted in place, an edit through the mount"
 	exec "$top/contrib/demo.sh" "$top/build"
 	;;
 build)
 	install_missing "${build_pkgs[@]}"
 	build build
+	install_built build
 	;;
 test)
 	install_missing "${build_pkgs[@]}" "${test_pkgs[@]}"
 	# warnings are errors here; the tests run on the sanitizer build
 	build build-ci --werror
+	install_built build-ci
 	build build-asan --werror -Db_sanitize=address,undefined -Db_lundef=false
 	sandir=$(mktemp -d /tmp/hermes-san.XXXXXX)
 	chmod 1777 "$sandir"
