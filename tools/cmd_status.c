@@ -106,9 +106,13 @@ int cmd_status(int argc, char **argv)
 		status_usage(stderr);
 		return HCTL_USAGE;
 	}
-	if (argc - optind == 1 && hctl_abspath(argv[optind], only, sizeof(only)) < 0) {
-		hctl_error("%s: bad path", argv[optind]);
-		return HCTL_USAGE;
+	if (argc - optind == 1) {
+		struct mount_info m;
+		int r = hctl_find_mount(argv[optind], 0, only, sizeof(only), &m);
+		if (r < 0 && r != -ENOENT) {
+			hctl_error("%s: bad path", argv[optind]);
+			return HCTL_USAGE;
+		}
 	}
 	if (mounts_list(&v, &n) < 0) {
 		hctl_error("cannot read the mount records: %s", strerror(errno));

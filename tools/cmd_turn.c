@@ -53,7 +53,7 @@ int cmd_turn(int argc, char **argv)
 		turn_usage(stderr);
 		return HCTL_USAGE;
 	}
-	if (hctl_abspath(dir, path, sizeof(path)) < 0 || mounts_find(path, &m) < 0) {
+	if (hctl_find_mount(dir, 0, path, sizeof(path), &m) < 0) {
 		hctl_error("%s is not inside a hermesfs mount (see 'hermesctl status')", dir);
 		return HCTL_NOTFOUND;
 	}

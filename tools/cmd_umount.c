@@ -85,12 +85,12 @@ int cmd_umount(int argc, char **argv)
 		umount_usage(stderr);
 		return HCTL_USAGE;
 	}
-	if (hctl_abspath(argv[optind], path, sizeof(path)) < 0) {
+	int found = hctl_find_mount(argv[optind], 1, path, sizeof(path), &m);
+	if (found < 0 && found != -ENOENT) {
 		hctl_error("%s: bad path", argv[optind]);
 		return HCTL_USAGE;
 	}
-	if (mounts_find(path, &m) < 0 ||
-	    (strcmp(m.mountpoint, path) != 0 && strcmp(m.source, path) != 0)) {
+	if (found < 0) {
 		/* Not ours in this HERMES_HOME: maybe a hermesfs mount all the same. */
 		char type[64];
 		if (mounts_kernel_has(path, type, sizeof(type)) > 0 &&

@@ -37,6 +37,12 @@ const char *hctl_self_dir(void);
 /* mountutil.c */
 /* Lexically absolute path (no realpath: a dead FUSE mount answers ENOTCONN). */
 int hctl_abspath(const char *in, char *out, size_t size);
+/* The registered mount holding path arg (exact: whose mountpoint or source
+ * it is). The lexical path is tried first, then the path with its symlinks
+ * resolved (a link to a tree). path gets the form that matched, else the
+ * resolved one if any, else the lexical one. 0, -ENOENT, or another -errno. */
+struct mount_info;
+int hctl_find_mount(const char *arg, int exact, char *path, size_t size, struct mount_info *m);
 /* Detach a mount whose daemon is gone and forget its record. */
 int hctl_cleanup_dead(const struct mount_info *m);
 cJSON *hctl_mount_json(const struct mount_info *m);

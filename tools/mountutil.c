@@ -125,3 +125,29 @@ void hctl_print_json(cJSON *o)
 	free(s);
 	cJSON_Delete(o);
 }
+
+static int hctl_match(const char *path, int exact, struct mount_info *m)
+{
+	if (mounts_find(path, m) < 0)
+		return -ENOENT;
+	if (exact && strcmp(m->mountpoint, path) != 0 && strcmp(m->source, path) != 0)
+		return -ENOENT;
+	return 0;
+}
+
+int hctl_find_mount(const char *arg, int exact, char *path, size_t size, struct mount_info *m)
+{
+	char real[PATH_MAX];
+	int r = hctl_abspath(arg, path, size);
+
+	if (r < 0)
+		return r;
+	if (hctl_match(path, exact, m) == 0)
+		return 0;
+	/* resolving walks the path: only now, so a dead mount's path (ENOTCONN)
+	 * and a hung daemon are never touched when the lexical path names them */
+	if (!realpath(arg, real) || strcmp(real, path) == 0)
+		return -ENOENT;
+	snprintf(path, size, "%s", real);
+	return hctl_match(path, exact, m);
+}

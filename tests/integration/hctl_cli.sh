@@ -99,6 +99,10 @@ assert m["pid"] == int(sys.argv[2]) and m["state"] == "ok" and m["registered"] i
 assert m["ops"]["getattr"] >= 1 and "checkpoints" in m, m
 PY
 hctl_rc 3 status "$T/missing-tree"
+# a symlink to the tree names it too
+ln -s "$P" "$T/link"
+hctl_rc 0 status "$T/link"
+case $OUT in *"ok "*"$P (in place)"*) ;; *) t_check_fail "status through a symlink: $OUT" ;; esac
 
 # a hermesfs mount that another HERMES_HOME made: listed, unregistered
 HERMES_HOME=$T/other-home hctl_rc 0 status --json
