@@ -199,7 +199,7 @@ int sys_stat(int fd, struct stat *st);
 /* Clear set-user-ID, and set-group-ID if group-executable, as the kernel
  * does on a write or truncate by a caller without CAP_FSETID. fd: open
  * file, or (is_path) an O_PATH fd. */
-void sys_kill_suidgid(int fd, int is_path);
+int sys_kill_suidgid(int fd, int is_path); /* 1 when it cleared bits */
 
 /* ops_*.c: the lowlevel ops table is assembled in main.c */
 void hfs_init(void *userdata, struct fuse_conn_info *conn);

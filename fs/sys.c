@@ -89,7 +89,7 @@ int sys_stat(int fd, struct stat *st)
 	return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
-void sys_kill_suidgid(int fd, int is_path)
+int sys_kill_suidgid(int fd, int is_path)
 {
 	struct stat st;
 	mode_t kill;
@@ -97,18 +97,21 @@ void sys_kill_suidgid(int fd, int is_path)
 	int r;
 
 	if (sys_stat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
+		return 0;
 	kill = st.st_mode & S_ISUID;
 	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
 		kill |= S_ISGID;
 	if (!kill)
-		return;
+		return 0;
 	if (is_path) {
 		sys_proc_path(fd, proc);
 		r = chmod(proc, st.st_mode & 07777 & ~kill);
 	} else {
 		r = fchmod(fd, st.st_mode & 07777 & ~kill);
 	}
-	if (r < 0)
+	if (r < 0) {
 		log_warn("cannot clear set-id bits: %s", strerror(errno));
+		return 0;
+	}
+	return 1;
 }
