@@ -74,6 +74,15 @@ static int hfs_must_kill(fuse_req_t req, int direct)
 	return fuse_req_ctx(req)->uid != 0 && (direct || atomic_load(&hfs_of(req)->killpriv));
 }
 
+/* Clear them below, and drop the kernel's copy of the mode: it keeps it for
+ * the attribute timeout (a day), and execve trusts it. Invalidating only
+ * attributes takes no inode lock, so this is safe inside the request. */
+static void hfs_kill_suidgid(fuse_req_t req, fuse_ino_t ino, int fd, int direct)
+{
+	if (hfs_must_kill(req, direct) && sys_kill_suidgid(fd, 0))
+		fuse_lowlevel_notify_inval_inode(hfs_of(req)->se, ino, -1, 0);
+}
+
 void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
@@ -92,8 +101,8 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	while (hfs_open_retry(fd, &lflags, fi->flags));
 	/* an O_TRUNC open truncates like truncate() (the kernel asks us with
 	 * FUSE_OPEN_KILL_SUIDGID, which libfuse 3.14 does not pass on) */
-	if (fd >= 0 && (fi->flags & O_TRUNC) && hfs_must_kill(req, 0) && sys_kill_suidgid(fd, 0))
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	if (fd >= 0 && (fi->flags & O_TRUNC))
+		hfs_kill_suidgid(req, ino, fd, 0);
 	if (fd >= 0) {
 		/* in the gate still: a turn that begins now sees it live */
 		pt = pt_open_decide(fs, in, fi->flags, fd, lflags);
@@ -211,17 +220,13 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 	out.buf[0].fd = hfs_fh_fd(fi);
 	out.buf[0].pos = off;
 	n = fuse_buf_copy(&out, bufv, 0);
-	int killed = n > 0 && hfs_must_kill(req, (fi->fh & HFS_FH_DIRECT) != 0) &&
-		     sys_kill_suidgid(hfs_fh_fd(fi), 0);
+	if (n > 0)
+		hfs_kill_suidgid(req, ino, hfs_fh_fd(fi), (fi->fh & HFS_FH_DIRECT) != 0);
 	track_done(req, &tk);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_write(req, (size_t)n);
-	/* the kernel keeps the mode it has for a day, and execve trusts it:
-	 * drop its copy so the cleared set-id bits are seen at once */
-	if (killed)
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 }
 
 void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
