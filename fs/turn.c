@@ -45,6 +45,7 @@ struct turns {
 	pthread_t watcher;
 	int watcher_started;
 	int watcher_stop;         /* watch_lock */
+	atomic_int watcher_asleep; /* waiting for a live file, with no timeout */
 	pthread_mutex_t watch_lock;
 	pthread_cond_t watch_cond;
 
@@ -461,8 +462,10 @@ static void *watcher_main(void *arg)
 		long ms = watch_interval_ms(t);
 
 		pthread_mutex_lock(&t->watch_lock);
+		atomic_store(&t->watcher_asleep, 1);
 		while (!t->watcher_stop && atomic_load(&t->live) == 0)
 			pthread_cond_wait(&t->watch_cond, &t->watch_lock);
+		atomic_store(&t->watcher_asleep, 0);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += (ms % 1000) * 1000000L;
 		until.tv_sec += ms / 1000 + until.tv_nsec / 1000000000L;
@@ -493,9 +496,15 @@ void turns_live_setup(struct turns *t, const struct turns_live_ops *ops, void *a
 			"idle turns may start late while such files are open");
 }
 
+/* Wakes the watcher only from its untimed sleep: one that is polling already
+ * sees the new file at its next poll. (Waking it on every open cost two
+ * thread switches per created file.) live and watcher_asleep are both
+ * sequentially consistent, so either it sees the new count before it
+ * sleeps or we see it asleep and signal under its lock. */
 void turns_live_add(struct turns *t, int delta)
 {
-	if (atomic_fetch_add(&t->live, delta) + delta > 0 && delta > 0) {
+	atomic_fetch_add(&t->live, delta);
+	if (delta > 0 && atomic_load(&t->watcher_asleep)) {
 		pthread_mutex_lock(&t->watch_lock);
 		pthread_cond_signal(&t->watch_cond);
 		pthread_mutex_unlock(&t->watch_lock);
