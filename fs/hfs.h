@@ -137,14 +137,16 @@ enum pt_mode { PT_NONE, PT_CACHED, PT_PASS, PT_PASS_DIRECT };
 int pt_setup(struct hfs *fs);
 /* The mode of a new handle opened with flags, its fd below opened with
  * fd_flags (read-write where pt_writes_allowed). */
-int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags);
+/* st: the file's attributes if the caller has them fresh, else NULL */
+int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags,
+		   const struct stat *st);
 /* Handles that write may pass through: their writes would bypass us. */
 int pt_writes_allowed(struct hfs *fs);
 /* With checkpoints on: follow a writable passthrough handle while it is
  * open (call inside the turn gate, before the reply), and stop. */
 void pt_track_setup(struct hfs *fs);
 void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, int mode,
-		  int flags);
+		  int flags, const struct stat *fresh);
 void pt_live_close(struct hfs *fs, int fd);
 void pt_reply_begin(struct hfs_inode *in, int mode);
 void pt_reply_end(void);

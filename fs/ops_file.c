@@ -105,8 +105,8 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		hfs_kill_suidgid(req, ino, fd, 0);
 	if (fd >= 0) {
 		/* in the gate still: a turn that begins now sees it live */
-		pt = pt_open_decide(fs, in, fi->flags, fd, lflags);
-		pt_live_open(fs, req, in, fd, pt, fi->flags);
+		pt = pt_open_decide(fs, in, fi->flags, fd, lflags, NULL);
+		pt_live_open(fs, req, in, fd, pt, fi->flags, NULL);
 	}
 	track_done(req, &tk);
 	if (fd < 0) {
@@ -142,11 +142,21 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		fuse_reply_err(req, -r);
 		return;
 	}
-	lflags = (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_CLOEXEC;
-	do {
+	/* Exclusive even when not asked: the kernel asks us to create only
+	 * names it found absent, and a file we made has no capabilities to
+	 * look up on its first write. A name that appeared since opens as
+	 * the caller asked. */
+	lflags = (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_EXCL | O_CLOEXEC;
+	for (;;) {
 		fd = openat(dir->fd, name, lflags, mode);
 		r = fd < 0 ? -errno : 0;
-	} while (hfs_open_retry(r, &lflags, fi->flags));
+		if (r == -EEXIST && !(fi->flags & O_EXCL) && (lflags & O_EXCL)) {
+			lflags &= ~O_EXCL;
+			continue;
+		}
+		if (!hfs_open_retry(r, &lflags, fi->flags))
+			break;
+	}
 	sys_creds_leave(&c);
 	if (r < 0) {
 		track_done(req, &tk);
@@ -160,11 +170,12 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		return;
 	}
 	/* a file this call made has no security.capability yet */
-	if (fi->flags & O_EXCL)
+	if (lflags & O_EXCL)
 		atomic_store(&inode_get(fs, e.ino)->caps_none, 1);
 	/* in the gate still: a turn that begins now sees it live */
-	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, lflags);
-	pt_live_open(fs, req, inode_get(fs, e.ino), fd, pt, fi->flags);
+	/* e.attr is fresh: nobody has the file yet */
+	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, lflags, &e.attr);
+	pt_live_open(fs, req, inode_get(fs, e.ino), fd, pt, fi->flags, &e.attr);
 	track_done(req, &tk);
 	hfs_file_info(fs, fi, fd, pt);
 	pt_reply_begin(inode_get(fs, e.ino), pt);

@@ -316,7 +316,7 @@ void pt_track_setup(struct hfs *fs)
 }
 
 void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, int mode,
-		  int flags)
+		  int flags, const struct stat *fresh)
 {
 	struct turns *t = pt_turns(fs);
 	struct pt_live *l;
@@ -333,9 +333,9 @@ void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, 
 	l->fd = fd;
 	l->pid = fuse_req_ctx(req)->pid;
 	l->uid = fuse_req_ctx(req)->uid;
-	if (fstat(fd, &st) == 0) {
-		l->ctime = st.st_ctim;
-		l->size = st.st_size;
+	if (fresh || fstat(fd, &st) == 0) {
+		l->ctime = fresh ? fresh->st_ctim : st.st_ctim;
+		l->size = fresh ? fresh->st_size : st.st_size;
 	}
 	pthread_mutex_lock(&fs->pt_lock);
 	l->next = fs->pt_live;
@@ -371,11 +371,17 @@ void pt_live_close(struct hfs *fs, int fd)
 	}
 }
 
-static int pt_setid(int fd)
+/* st: the file's attributes if the caller has them fresh, or NULL */
+static int pt_setid(int fd, const struct stat *st)
 {
-	struct stat st;
+	struct stat own;
 
-	return fstat(fd, &st) < 0 || (st.st_mode & (S_ISUID | S_ISGID));
+	if (!st) {
+		if (fstat(fd, &own) < 0)
+			return 1;
+		st = &own;
+	}
+	return (st->st_mode & (S_ISUID | S_ISGID)) != 0;
 }
 
 /* The kernel's id for the file below in, registered once for all its
@@ -411,7 +417,8 @@ static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd, int acc,
 	return id;
 }
 
-int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags)
+int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags,
+		   const struct stat *st)
 {
 	int acc = flags & O_ACCMODE, mode = PT_CACHED;
 	int may_pass;
@@ -422,7 +429,7 @@ int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int 
 	 * a write through the kernel would keep bits that, with
 	 * FUSE_HANDLE_KILLPRIV_V2, we clear on our writes */
 	may_pass = (acc == O_RDONLY && !(flags & O_TRUNC)) ||
-		   (pt_writes_allowed(fs) && !pt_setid(fd));
+		   (pt_writes_allowed(fs) && !pt_setid(fd, st));
 	pthread_mutex_lock(&fs->pt_lock);
 	if (may_pass && in->cached_opens == 0 &&
 	    pt_backing_get(fs, in, fd, acc, fd_flags & O_ACCMODE))
