@@ -202,6 +202,8 @@ int sys_stat(int fd, struct stat *st);
  * does on a write or truncate by a caller without CAP_FSETID. fd: open
  * file, or (is_path) an O_PATH fd. */
 int sys_kill_suidgid(int fd, int is_path); /* 1 when it cleared bits */
+/* chmod of what an fd (O_PATH too) refers to; 0 or -errno */
+int sys_chmod_fd(int fd, mode_t mode);
 
 /* ops_*.c: the lowlevel ops table is assembled in main.c */
 void hfs_init(void *userdata, struct fuse_conn_info *conn);

@@ -104,13 +104,11 @@ static int hfs_setattr_times(int fd, int fh, struct stat *attr, int valid)
 /* The changes setattr asks for, in the kernel's order; 0 or -errno. */
 static int hfs_setattr_apply(int fd, int fh, struct stat *attr, int valid)
 {
-	char proc[64];
-
-	sys_proc_path(fd, proc);
 	if (valid & FUSE_SET_ATTR_MODE) {
-		int r = fh >= 0 ? fchmod(fh, attr->st_mode) : chmod(proc, attr->st_mode);
+		int r = fh >= 0 ? (fchmod(fh, attr->st_mode) < 0 ? -errno : 0)
+				: sys_chmod_fd(fd, attr->st_mode);
 		if (r < 0)
-			return -errno;
+			return r;
 	}
 	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
@@ -119,7 +117,11 @@ static int hfs_setattr_apply(int fd, int fh, struct stat *attr, int valid)
 			return -errno;
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
-		int r = fh >= 0 ? ftruncate(fh, attr->st_size) : truncate(proc, attr->st_size);
+		char proc[64];
+		int r;
+
+		sys_proc_path(fd, proc);
+		r = fh >= 0 ? ftruncate(fh, attr->st_size) : truncate(proc, attr->st_size);
 		if (r < 0)
 			return -errno;
 	}
