@@ -29,6 +29,12 @@ struct hfs_inode {
 	 * (inode_pin_victim), so unlocked readers load it atomically. */
 	int fd;
 	struct file_handle *handle; /* immutable; set when fd is -1 */
+	/* hfs.hfd_lock: for a handle-only record, an fd opened from the
+	 * handle and kept while in use or recently used (-1: none), how many
+	 * ops use it now, and its place in the recently-used list */
+	int hfd;
+	unsigned hfd_users;
+	struct hfs_inode *hfd_prev, *hfd_next;
 	dev_t dev;  /* key, immutable */
 	ino_t ino;  /* key, immutable */
 	mode_t type; /* S_IFMT bits, immutable */
@@ -113,6 +119,11 @@ struct hfs {
 	long fd_budget;    /* kept O_PATH fds beyond which inodes keep handles */
 	atomic_long kept_fds;
 	atomic_long handle_recs; /* records without an fd (handle only) */
+	/* fds of handle-only records kept for reuse (inode.c): most recent
+	 * first; at most hfd_cap of them, closed when unused past that */
+	pthread_mutex_t hfd_lock;
+	struct hfs_inode *hfd_head, *hfd_tail;
+	long hfd_count, hfd_cap;
 
 	pthread_mutex_t table_lock;
 	struct hfs_inode **table; /* hash buckets; table_lock */
@@ -171,9 +182,14 @@ void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n);
 
 /* An O_PATH fd for an inode: its own (borrowed) or one opened from its
  * handle (owned, closed by inode_fd_put). */
+/* default of hfs.hfd_cap (-o handle_fds=N) */
+#define HFS_HFD_CAP 1024
+
 struct inode_fd {
 	int fd;
 	int owned;
+	struct hfs *fs;          /* with lease: */
+	struct hfs_inode *lease; /* the record whose kept fd this is */
 };
 int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out);
 void inode_fd_put(struct inode_fd *f);

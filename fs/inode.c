@@ -26,6 +26,11 @@ int inode_table_init(struct hfs *fs, int root_fd)
 	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	pthread_mutex_init(&fs->table_lock, NULL);
+	pthread_mutex_init(&fs->hfd_lock, NULL);
+	fs->hfd_head = fs->hfd_tail = NULL;
+	fs->hfd_count = 0;
+	fs->hfd_cap = HFS_HFD_CAP;
+	fs->root.hfd = -1;
 	fs->table_size = 4096;
 	fs->table_count = 0;
 	fs->table = calloc(fs->table_size, sizeof(*fs->table));
@@ -56,6 +61,8 @@ void inode_table_free(struct hfs *fs)
 				continue;
 			if (in->fd >= 0)
 				close(in->fd);
+			if (in->hfd >= 0)
+				close(in->hfd);
 			free(in->handle);
 			free(in->name);
 			free(in);
@@ -66,12 +73,15 @@ void inode_table_free(struct hfs *fs)
 		fs->stale = in->next;
 		if (in->fd >= 0)
 			close(in->fd);
+		if (in->hfd >= 0)
+			close(in->hfd);
 		free(in->handle);
 		free(in->name);
 		free(in);
 	}
 	free(fs->table);
 	fs->table = NULL;
+	pthread_mutex_destroy(&fs->hfd_lock);
 }
 
 struct hfs_inode *inode_get(struct hfs *fs, fuse_ino_t ino)
@@ -139,6 +149,125 @@ static void inode_unstale_locked(struct hfs *fs, struct hfs_inode *in)
 		*pp = in->next;
 }
 
+/* Handle-only records: each use would open the file from its handle and
+ * close it again (open_by_handle_at costs more than the op it serves, and
+ * a file being written takes several ops in a row: create, chown, chmod,
+ * utimes). So the fd opened last is kept, per record, in a list of at most
+ * hfs.hfd_cap, most recently used first; an op leases it (hfd_users) and
+ * only unleased fds are closed, oldest first. Lock order: table_lock, then
+ * hfd_lock. */
+
+/* hfd_lock held */
+static void hfd_unlink_locked(struct hfs *fs, struct hfs_inode *in)
+{
+	if (in->hfd_prev)
+		in->hfd_prev->hfd_next = in->hfd_next;
+	else
+		fs->hfd_head = in->hfd_next;
+	if (in->hfd_next)
+		in->hfd_next->hfd_prev = in->hfd_prev;
+	else
+		fs->hfd_tail = in->hfd_prev;
+	in->hfd_prev = in->hfd_next = NULL;
+}
+
+/* hfd_lock held */
+static void hfd_push_locked(struct hfs *fs, struct hfs_inode *in)
+{
+	in->hfd_prev = NULL;
+	in->hfd_next = fs->hfd_head;
+	if (fs->hfd_head)
+		fs->hfd_head->hfd_prev = in;
+	else
+		fs->hfd_tail = in;
+	fs->hfd_head = in;
+}
+
+#define HFD_TRIM_MAX 8
+
+/* hfd_lock held: take unleased fds off the list, oldest first, until it
+ * is within the cap (at most HFD_TRIM_MAX); the caller closes them after
+ * unlocking (closing the last fd of a deleted file frees its blocks).
+ * Returns how many. */
+static int hfd_trim_locked(struct hfs *fs, int out[HFD_TRIM_MAX])
+{
+	struct hfs_inode *in = fs->hfd_tail;
+	int n = 0;
+
+	while (fs->hfd_count > fs->hfd_cap && in && n < HFD_TRIM_MAX) {
+		struct hfs_inode *prev = in->hfd_prev;
+
+		if (in->hfd_users == 0) {
+			hfd_unlink_locked(fs, in);
+			out[n++] = in->hfd;
+			in->hfd = -1;
+			fs->hfd_count--;
+		}
+		in = prev;
+	}
+	return n;
+}
+
+static void hfd_close(const int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* Keep fd, open on in's file, for reuse (unless one is kept already, or
+ * keeping is off: then it is closed, or handed to out as its own). With
+ * out, lease the kept fd to it. */
+static void hfd_keep(struct hfs *fs, struct hfs_inode *in, int fd, struct inode_fd *out)
+{
+	int victims[HFD_TRIM_MAX], n, spare = -1;
+
+	pthread_mutex_lock(&fs->hfd_lock);
+	if (fs->hfd_cap <= 0) {
+		pthread_mutex_unlock(&fs->hfd_lock);
+		if (out) {
+			out->fd = fd;
+			out->owned = 1;
+		} else {
+			close(fd);
+		}
+		return;
+	}
+	if (in->hfd >= 0) {
+		spare = fd; /* another op kept one meanwhile */
+	} else {
+		in->hfd = fd;
+		hfd_push_locked(fs, in);
+		fs->hfd_count++;
+	}
+	if (out) {
+		in->hfd_users++;
+		out->fd = in->hfd;
+		out->lease = in;
+	}
+	n = hfd_trim_locked(fs, victims);
+	pthread_mutex_unlock(&fs->hfd_lock);
+	if (spare >= 0)
+		close(spare);
+	hfd_close(victims, n);
+}
+
+/* The record is being freed (table_lock held; nobody can lease it). */
+static void hfd_drop(struct hfs *fs, struct hfs_inode *in)
+{
+	int fd;
+
+	pthread_mutex_lock(&fs->hfd_lock);
+	fd = in->hfd;
+	if (fd >= 0) {
+		hfd_unlink_locked(fs, in);
+		in->hfd = -1;
+		fs->hfd_count--;
+	}
+	pthread_mutex_unlock(&fs->hfd_lock);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* table_lock held: drop n references, freeing inodes (and, in turn, the
  * references they hold on their parents) that reach zero. */
 static void inode_unref_locked(struct hfs *fs, struct hfs_inode *in, uint64_t n)
@@ -159,6 +288,7 @@ static void inode_unref_locked(struct hfs *fs, struct hfs_inode *in, uint64_t n)
 		} else if (in->handle) {
 			atomic_fetch_sub(&fs->handle_recs, 1);
 		}
+		hfd_drop(fs, in);
 		free(in->handle);
 		free(in->name);
 		free(in);
@@ -270,6 +400,7 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 			return -ENOMEM;
 		}
 		fresh->fd = handle ? -1 : fd;
+		fresh->hfd = -1;
 		fresh->handle = handle;
 		fresh->dev = e->attr.st_dev;
 		fresh->ino = e->attr.st_ino;
@@ -291,11 +422,13 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 	inode_set_name_locked(fs, in, parent, name);
 	pthread_mutex_unlock(&fs->table_lock);
 
-	if (!fresh || handle) {
+	if (!fresh)
+		free(handle);
+	/* the fd just opened serves the ops that follow a lookup or create */
+	if (__atomic_load_n(&in->fd, __ATOMIC_ACQUIRE) < 0 && in != &fs->root)
+		hfd_keep(fs, in, fd, NULL);
+	else if (!fresh || handle)
 		close(fd);
-		if (!fresh)
-			free(handle);
-	}
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
 	return 0;
 }
@@ -315,24 +448,55 @@ static int inode_by_handle(struct hfs *fs, struct hfs_inode *in, int flags)
 
 int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
 {
+	int fd;
+
 	out->owned = 0;
+	out->fs = fs;
+	out->lease = NULL;
 	/* -1 may turn into an fd (inode_pin_victim), never the other way */
 	out->fd = __atomic_load_n(&in->fd, __ATOMIC_ACQUIRE);
 	if (out->fd >= 0)
 		return 0;
-	out->fd = inode_by_handle(fs, in, O_PATH);
-	if (out->fd < 0)
+	pthread_mutex_lock(&fs->hfd_lock);
+	if (in->hfd >= 0) {
+		in->hfd_users++;
+		if (fs->hfd_head != in) {
+			hfd_unlink_locked(fs, in);
+			hfd_push_locked(fs, in);
+		}
+		out->fd = in->hfd;
+		out->lease = in;
+		pthread_mutex_unlock(&fs->hfd_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&fs->hfd_lock);
+	fd = inode_by_handle(fs, in, O_PATH);
+	if (fd < 0) {
+		out->fd = -1;
 		return -errno;
-	out->owned = 1;
+	}
+	hfd_keep(fs, in, fd, out);
 	return 0;
 }
 
 void inode_fd_put(struct inode_fd *f)
 {
-	if (f->owned && f->fd >= 0)
+	if (f->lease) {
+		struct hfs *fs = f->fs;
+		int victims[HFD_TRIM_MAX], n = 0;
+
+		pthread_mutex_lock(&fs->hfd_lock);
+		f->lease->hfd_users--;
+		if (fs->hfd_count > fs->hfd_cap)
+			n = hfd_trim_locked(fs, victims);
+		pthread_mutex_unlock(&fs->hfd_lock);
+		hfd_close(victims, n);
+	} else if (f->owned && f->fd >= 0) {
 		close(f->fd);
+	}
 	f->fd = -1;
 	f->owned = 0;
+	f->lease = NULL;
 }
 
 int inode_open(struct hfs *fs, struct hfs_inode *in, int flags)

@@ -37,6 +37,7 @@ struct main_opts {
 	int clone_fd;
 	int max_threads;
 	int fd_budget; /* -1: half the fd limit */
+	int handle_fds; /* -1: HFS_HFD_CAP, within a quarter of the fds left */
 	int has_fsname;
 	int has_subtype;
 };
@@ -60,6 +61,7 @@ static const struct fuse_opt main_opt_spec[] = {
 	MAIN_OPT("clone_fd", clone_fd),
 	{ "max_threads=%d", offsetof(struct main_opts, max_threads), 0 },
 	{ "fd_budget=%d", offsetof(struct main_opts, fd_budget), 0 },
+	{ "handle_fds=%d", offsetof(struct main_opts, handle_fds), 0 },
 	/* fstab and mount(8) words that are not FUSE options */
 	FUSE_OPT_KEY("auto", KEY_DISCARD),
 	FUSE_OPT_KEY("noauto", KEY_DISCARD),
@@ -97,6 +99,8 @@ static void main_usage(FILE *out)
 		"  -o clone_fd        one /dev/fuse fd per worker thread\n"
 		"  -o fd_budget=N     inodes that keep an fd before file handles are used\n"
 		"                     (default: half the open-file limit; root only)\n"
+		"  -o handle_fds=N    past the budget, fds kept open for the files used\n"
+		"                     last (default 1024; 0: reopen from the handle each time)\n"
 		"  -o debug           libfuse's own request trace (very verbose)\n"
 		"  -o OPT             any other FUSE mount option (allow_other, ro, ...)\n"
 		"  -h, --help         this text\n"
@@ -289,6 +293,22 @@ static void main_raise_nofile(void)
 	}
 }
 
+/* How many fds of handle-only inodes stay open for reuse (inode.c): the
+ * default, but no more than a quarter of what the budget leaves for open
+ * files. */
+static void main_setup_handle_fds(struct hfs *fs, int asked)
+{
+	struct rlimit rl;
+	long left;
+
+	if (asked >= 0) {
+		fs->hfd_cap = asked;
+		return;
+	}
+	left = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur - fs->fd_budget : 1024;
+	fs->hfd_cap = left / 4 < HFS_HFD_CAP ? (left > 0 ? left / 4 : 0) : HFS_HFD_CAP;
+}
+
 /* Past half the fd limit, new files keep a file handle instead of an fd
  * (reopened by open_by_handle_at, which needs CAP_DAC_READ_SEARCH): trees
  * with more files than fds then still work. */
@@ -424,7 +444,7 @@ int main(int argc, char **argv)
 {
 	_cleanup_(main_free_args) struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	_cleanup_(main_free_args) struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	struct main_opts o = { .fd_budget = -1 };
+	struct main_opts o = { .fd_budget = -1, .handle_fds = -1 };
 	static struct hfs fs;
 	struct herr e = HERR_INIT;
 	int root_fd, r;
@@ -476,6 +496,7 @@ int main(int argc, char **argv)
 	main_setup_handles(&fs);
 	if (o.fd_budget >= 0)
 		fs.fd_budget = o.fd_budget;
+	main_setup_handle_fds(&fs, o.handle_fds);
 
 	if (!o.foreground) {
 		int pfd[2];
@@ -503,7 +524,7 @@ int main(int argc, char **argv)
 	}
 	log_info("hermesfs %s starting: %s on %s", HERMES_VERSION, fs.source, fs.mountpoint);
 	log_info("inode fds: %s", fs.use_handles ? "file handles past the budget" : "one per inode");
-	log_debug("fd budget %ld", fs.fd_budget);
+	log_debug("fd budget %ld, kept handle fds %ld", fs.fd_budget, fs.hfd_cap);
 
 	/* our defaults first, so the caller's -o options override them */
 	fuse_opt_add_arg(&fargs, argv[0]);

@@ -6,9 +6,12 @@
 . "$(dirname "$0")/fs_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: file handles need root"; exit 77; }
 
-src=$WORK/proj
+# twice: with the fds of recently used files kept open for reuse (the
+# default), and reopened from the handle for every op (handle_fds=0)
+for opts in fd_budget=0 fd_budget=0,handle_fds=0; do
+src=$WORK/proj-${opts//[=,]/-}
 mkdir -p "$src"
-fs_mount "$src" -o fd_budget=0
+fs_mount "$src" -o "$opts"
 bad=0
 for i in $(seq 1000); do
 	echo "$i" >"$src/tmp"
@@ -18,13 +21,14 @@ for i in $(seq 1000); do
 	ln "$src/target" "$src/link$((i % 3))" 2>/dev/null || true
 	rm -f "$src/link$(((i + 1) % 3))"
 done
-[ "$bad" = 0 ] || fail "$bad of 1000 reads after replace-by-rename went wrong"
+[ "$bad" = 0 ] || fail "-o $opts: $bad of 1000 reads after replace-by-rename went wrong"
 # an unlinked file that is still open keeps working through its handle
 exec 8<>"$src/target"
 rm "$src/target"
 echo more >&8
-chmod 600 /proc/self/fd/8 || fail "fchmod-like chmod of an open unlinked file failed"
+chmod 600 /proc/self/fd/8 || fail "-o $opts: fchmod-like chmod of an open unlinked file failed"
 exec 8>&-
 umount "$src"
+done
 fs_check_log
 echo "ok: handle-only inodes survive inode-number reuse"

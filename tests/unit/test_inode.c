@@ -94,10 +94,45 @@ int main(void)
 		snprintf(p, sizeof(p), "%s/a/moved", tmpl);
 		b = look(&fs, a, "moved");
 		ok(b && b->fd < 0 && b->handle, "a new file past the budget keeps only a handle");
-		ok(b && inode_fd_get(&fs, b, &f) == 0 && f.owned && fstat(f.fd, &st1) == 0 &&
+		ok(b && inode_fd_get(&fs, b, &f) == 0 && f.lease == b && fstat(f.fd, &st1) == 0 &&
 			   stat(p, &st2) == 0 && st1.st_ino == st2.st_ino,
-		   "the handle reopens the same inode");
+		   "the handle reopens the same inode, and the fd is kept");
+		int kept = f.fd;
 		inode_fd_put(&f);
+		ok(b && inode_fd_get(&fs, b, &f) == 0 && f.fd == kept && b->hfd_users == 1,
+		   "the next op leases the kept fd");
+		inode_fd_put(&f);
+		ok(b && b->hfd_users == 0 && fcntl(kept, F_GETFD) >= 0,
+		   "the kept fd stays open after its lease ends");
+		/* one kept at most: the older, unleased one is closed */
+		fs.hfd_cap = 1;
+		snprintf(p, sizeof(p), "%s/a/f7", tmpl);
+		struct hfs_inode *f7 = look(&fs, a, "f7"); /* known already: an fd */
+		snprintf(p, sizeof(p), "%s/a/other", tmpl);
+		close(open(p, O_CREAT | O_WRONLY, 0600));
+		struct hfs_inode *o = look(&fs, a, "other");
+		ok(f7 && o && o->hfd >= 0 && b->hfd < 0 && fs.hfd_count == 1,
+		   "past the cap the least recently used kept fd is closed (%ld kept)",
+		   fs.hfd_count);
+		/* a leased fd is never closed under its user */
+		ok(inode_fd_get(&fs, o, &f) == 0 && f.lease == o, "lease the one kept");
+		struct inode_fd g;
+		ok(inode_fd_get(&fs, b, &g) == 0 && g.lease == b && o->hfd == f.fd &&
+			   fcntl(f.fd, F_GETFD) >= 0,
+		   "a second file over the cap leaves the leased fd open");
+		inode_fd_put(&g);
+		inode_fd_put(&f);
+		ok(fs.hfd_count == 1, "back within the cap once the leases end (%ld)", fs.hfd_count);
+		/* with keeping off, every op gets an fd of its own */
+		fs.hfd_cap = 0;
+		struct hfs_inode *n = NULL;
+		snprintf(p, sizeof(p), "%s/a/nokeep", tmpl);
+		close(open(p, O_CREAT | O_WRONLY, 0600));
+		n = look(&fs, a, "nokeep");
+		ok(n && n->hfd < 0 && inode_fd_get(&fs, n, &f) == 0 && f.owned && !f.lease,
+		   "handle_fds=0: an fd of its own per op");
+		inode_fd_put(&f);
+		fs.hfd_cap = HFS_HFD_CAP;
 		int fd = b ? inode_open(&fs, b, O_RDONLY) : -1;
 		ok(fd >= 0 && read(fd, buf, sizeof(buf) - 1) == 3 && strcmp(buf, "hi\n") == 0,
 		   "inode_open reads the file through its handle");
