@@ -62,6 +62,10 @@ static int ctl_status(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	cJSON_AddNumberToObject(resp, "inodes", (double)fs->table_count);
 	pthread_mutex_unlock(&fs->table_lock);
 	cJSON_AddNumberToObject(resp, "inode_fds", (double)atomic_load(&fs->kept_fds));
+	cJSON_AddNumberToObject(resp, "inode_handles", (double)atomic_load(&fs->handle_recs));
+	pthread_mutex_lock(&fs->hfd_lock);
+	cJSON_AddNumberToObject(resp, "inode_handle_fds", (double)fs->hfd_count);
+	pthread_mutex_unlock(&fs->hfd_lock);
 	for (int i = 0; i < HFS_OP__COUNT; i++)
 		cJSON_AddNumberToObject(ops, hfs_op_name(i),
 					(double)atomic_load(&fs->ops[i]));

@@ -28,7 +28,11 @@ static void status_usage(FILE *out)
 		"With DIR, only the mount holding DIR (exit 3 if none).\n"
 		"Exit status 5 when any mount is dead.\n"
 		"\n"
-		"  --json      one JSON object: {\"mounts\":[...]}\n"
+		"  --json      one JSON object: {\"mounts\":[...]}; a live mount also has\n"
+		"              ops (requests served, by kind), inodes (records the kernel\n"
+		"              holds), inode_fds (kept as O_PATH fds), inode_handles (as\n"
+		"              file handles, past the fd budget), inode_handle_fds (fds of\n"
+		"              those kept for reuse) and checkpoints\n"
 		"  -h, --help  this help\n");
 }
 
@@ -136,7 +140,8 @@ int cmd_status(int argc, char **argv)
 			cJSON_AddStringToObject(o, "state", state);
 			cJSON_AddNumberToObject(o, "uptime_s", (double)up);
 			if (detail) {
-				static const char *const keep[] = { "ops", "checkpoints", "inodes" };
+				static const char *const keep[] = { "ops", "checkpoints", "inodes", "inode_fds",
+								   "inode_handles", "inode_handle_fds" };
 				for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
 					cJSON *it = cJSON_DetachItemFromObject(detail, keep[k]);
 					if (it)
