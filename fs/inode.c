@@ -543,6 +543,22 @@ void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name)
 	pthread_mutex_lock(&fs->table_lock);
 	in = inode_find_locked(fs, st.st_dev, st.st_ino);
 	need = in && in->fd < 0 && in->handle;
+	if (need) {
+		/* A kept fd pins the file, so the disk cannot have given its
+		 * number again: this record is the file. Its fd becomes the
+		 * record's own; ops leasing it go on using it. */
+		pthread_mutex_lock(&fs->hfd_lock);
+		if (in->hfd >= 0) {
+			hfd_unlink_locked(fs, in);
+			fs->hfd_count--;
+			__atomic_store_n(&in->fd, in->hfd, __ATOMIC_RELEASE);
+			in->hfd = -1;
+			atomic_fetch_add(&fs->kept_fds, 1);
+			atomic_fetch_sub(&fs->handle_recs, 1);
+			need = 0;
+		}
+		pthread_mutex_unlock(&fs->hfd_lock);
+	}
 	pthread_mutex_unlock(&fs->table_lock);
 	if (!need)
 		return;
