@@ -147,8 +147,8 @@ const char *hfs_op_name(enum hfs_op op);
 enum pt_mode { PT_NONE, PT_CACHED, PT_PASS, PT_PASS_DIRECT };
 int pt_setup(struct hfs *fs);
 /* The mode of a new handle opened with flags, its fd below opened with
- * fd_flags (read-write where pt_writes_allowed). */
-/* st: the file's attributes if the caller has them fresh, else NULL */
+ * fd_flags (read-write where pt_writes_allowed); st: the file's attributes
+ * if the caller has them fresh, else NULL. */
 int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags,
 		   const struct stat *st);
 /* Handles that write may pass through: their writes would bypass us. */
@@ -180,11 +180,12 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		 struct fuse_entry_param *e);
 void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n);
 
-/* An O_PATH fd for an inode: its own (borrowed) or one opened from its
- * handle (owned, closed by inode_fd_put). */
 /* default of hfs.hfd_cap (-o handle_fds=N) */
 #define HFS_HFD_CAP 1024
 
+/* An O_PATH fd for an inode: its own (borrowed), the one kept from its
+ * handle (leased), or, with keeping off, one opened from its handle (owned).
+ * inode_fd_put ends the lease or closes the owned fd. */
 struct inode_fd {
 	int fd;
 	int owned;

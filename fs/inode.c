@@ -183,6 +183,18 @@ static void hfd_push_locked(struct hfs *fs, struct hfs_inode *in)
 	fs->hfd_head = in;
 }
 
+/* hfd_lock held, in->hfd open: lease it to out */
+static void hfd_lease_locked(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
+{
+	in->hfd_users++;
+	if (fs->hfd_head != in) {
+		hfd_unlink_locked(fs, in);
+		hfd_push_locked(fs, in);
+	}
+	out->fd = in->hfd;
+	out->lease = in;
+}
+
 #define HFD_TRIM_MAX 8
 
 /* hfd_lock held: take unleased fds off the list, oldest first, until it
@@ -239,11 +251,8 @@ static void hfd_keep(struct hfs *fs, struct hfs_inode *in, int fd, struct inode_
 		hfd_push_locked(fs, in);
 		fs->hfd_count++;
 	}
-	if (out) {
-		in->hfd_users++;
-		out->fd = in->hfd;
-		out->lease = in;
-	}
+	if (out)
+		hfd_lease_locked(fs, in, out);
 	n = hfd_trim_locked(fs, victims);
 	pthread_mutex_unlock(&fs->hfd_lock);
 	if (spare >= 0)
@@ -459,13 +468,7 @@ int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
 		return 0;
 	pthread_mutex_lock(&fs->hfd_lock);
 	if (in->hfd >= 0) {
-		in->hfd_users++;
-		if (fs->hfd_head != in) {
-			hfd_unlink_locked(fs, in);
-			hfd_push_locked(fs, in);
-		}
-		out->fd = in->hfd;
-		out->lease = in;
+		hfd_lease_locked(fs, in, out);
 		pthread_mutex_unlock(&fs->hfd_lock);
 		return 0;
 	}

@@ -306,7 +306,9 @@ static void main_setup_handle_fds(struct hfs *fs, int asked)
 		return;
 	}
 	left = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (long)rl.rlim_cur - fs->fd_budget : 1024;
-	fs->hfd_cap = left / 4 < HFS_HFD_CAP ? (left > 0 ? left / 4 : 0) : HFS_HFD_CAP;
+	fs->hfd_cap = left > 0 ? left / 4 : 0;
+	if (fs->hfd_cap > HFS_HFD_CAP)
+		fs->hfd_cap = HFS_HFD_CAP;
 }
 
 /* Past half the fd limit, new files keep a file handle instead of an fd

@@ -120,8 +120,12 @@ static int hfs_setattr_apply(int fd, int fh, struct stat *attr, int valid)
 		char proc[64];
 		int r;
 
-		sys_proc_path(fd, proc);
-		r = fh >= 0 ? ftruncate(fh, attr->st_size) : truncate(proc, attr->st_size);
+		if (fh >= 0) {
+			r = ftruncate(fh, attr->st_size);
+		} else {
+			sys_proc_path(fd, proc);
+			r = truncate(proc, attr->st_size);
+		}
 		if (r < 0)
 			return -errno;
 	}

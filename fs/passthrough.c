@@ -333,9 +333,11 @@ void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, 
 	l->fd = fd;
 	l->pid = fuse_req_ctx(req)->pid;
 	l->uid = fuse_req_ctx(req)->uid;
-	if (fresh || fstat(fd, &st) == 0) {
-		l->ctime = fresh ? fresh->st_ctim : st.st_ctim;
-		l->size = fresh ? fresh->st_size : st.st_size;
+	if (!fresh && fstat(fd, &st) == 0)
+		fresh = &st;
+	if (fresh) {
+		l->ctime = fresh->st_ctim;
+		l->size = fresh->st_size;
 	}
 	pthread_mutex_lock(&fs->pt_lock);
 	l->next = fs->pt_live;

@@ -99,13 +99,17 @@ int sys_chmod_fd(int fd, mode_t mode)
 	static atomic_int no_fchmodat2;
 	char proc[64];
 
-	/* half the cost of resolving /proc/self/fd/N, measured */
+	/* half the cost of resolving /proc/self/fd/N, measured. A kernel
+	 * without it says ENOSYS; a seccomp filter that does not know it may
+	 * say EPERM or EINVAL instead, so those retry by the path (which
+	 * gives the real answer if it was the chmod's own). */
 	if (!atomic_load_explicit(&no_fchmodat2, memory_order_relaxed)) {
 		if (syscall(SYS_FCHMODAT2, fd, "", mode, AT_EMPTY_PATH) == 0)
 			return 0;
-		if (errno != ENOSYS && errno != EINVAL)
+		if (errno == ENOSYS)
+			atomic_store_explicit(&no_fchmodat2, 1, memory_order_relaxed);
+		else if (errno != EPERM && errno != EINVAL)
 			return -errno;
-		atomic_store_explicit(&no_fchmodat2, 1, memory_order_relaxed);
 	}
 	sys_proc_path(fd, proc);
 	return chmod(proc, mode) < 0 ? -errno : 0;
