@@ -157,6 +157,33 @@ static int paths_is_home(const char *dir)
 	return hit;
 }
 
+/* path with its symlinks resolved as far as it exists; the components
+ * that do not exist yet (a $HERMES_HOME not made so far) follow as
+ * written. Returns 0, or -ENAMETOOLONG. */
+static int paths_resolve_existing(const char *path, char *out, size_t size)
+{
+	char head[PATH_MAX], real[PATH_MAX];
+	char *cut = NULL;
+
+	if (snprintf(head, sizeof(head), "%s", path) >= (int)sizeof(head))
+		return -ENAMETOOLONG;
+	for (;;) {
+		if (realpath(head[0] ? head : "/", real)) {
+			const char *rest = cut ? path + (cut - head) : "";
+			int n = snprintf(out, size, "%s%s", strcmp(real, "/") == 0 && *rest ? "" : real,
+					 rest);
+			return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+		}
+		char *slash = strrchr(head, '/');
+		if (!slash || slash == head) { /* nothing of it exists: as given */
+			int n = snprintf(out, size, "%s", path);
+			return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+		}
+		*slash = '\0';
+		cut = slash;
+	}
+}
+
 const char *paths_refuse_tree(const char *abspath)
 {
 	char hh[PATH_MAX];
@@ -166,8 +193,10 @@ const char *paths_refuse_tree(const char *abspath)
 	if (paths_is_home(abspath))
 		return "refusing to protect a home directory: pick a project below it";
 	if (paths_hermes_home(hh, sizeof(hh)) == 0) {
+		/* through symlinks, even into parts not made yet: a home inside
+		 * the tree would have the daemon write into its own mount */
 		char real[PATH_MAX];
-		const char *h = realpath(hh, real) ? real : hh;
+		const char *h = paths_resolve_existing(hh, real, sizeof(real)) == 0 ? real : hh;
 		if (paths_is_under(h, abspath))
 			return "refusing to protect a tree that holds $HERMES_HOME: the store would live inside the tree it protects";
 	}

@@ -29,6 +29,12 @@ expect_refusal 3 'not a directory' "$WORK/file"
 expect_refusal 3 'No such file or directory' "$WORK/missing"
 # a tree holding $HERMES_HOME
 expect_refusal 4 'HERMES_HOME' "$WORK"
+# ... also when $HERMES_HOME reaches into the tree through a symlink and
+# does not exist yet (the daemon would write its log into its own mount)
+mkdir -p "$WORK/proj2"
+ln -s "$WORK/proj2" "$WORK/link2"
+HERMES_HOME=$WORK/link2/state/deeper expect_refusal 4 'HERMES_HOME' "$WORK/proj2"
+[ ! -e "$WORK/proj2/state" ] || fail "a refused mount still made \$HERMES_HOME in the tree"
 # a mountpoint inside the tree would loop back into the mount
 mkdir -p "$WORK/proj/in"
 expect_refusal 4 'inside the tree' "$WORK/proj" "$WORK/proj/in"
