@@ -98,6 +98,8 @@ struct hfs {
 	int writeback;      /* -o writeback */
 	int nosplice;       /* -o nosplice */
 	int cached_writes;  /* -o cached_writes: no direct I/O for write-only opens */
+	int dir_handles;    /* -o dir_handles: answer opendir with a handle */
+	int no_opendir;     /* the kernel opens directories without asking (init) */
 	int pt_wanted;      /* root, no -o nopassthrough, no writeback cache */
 	int pt_writes;      /* handles that write may pass through (-o nopassthrough_writes) */
 	int pt_stack_depth;

@@ -32,6 +32,7 @@ struct main_opts {
 	int writeback;
 	int nosplice;
 	int cached_writes;
+	int dir_handles;
 	int nopassthrough;
 	int nopassthrough_writes;
 	int clone_fd;
@@ -56,6 +57,7 @@ static const struct fuse_opt main_opt_spec[] = {
 	MAIN_OPT("writeback", writeback),
 	MAIN_OPT("nosplice", nosplice),
 	MAIN_OPT("cached_writes", cached_writes),
+	MAIN_OPT("dir_handles", dir_handles),
 	MAIN_OPT("nopassthrough", nopassthrough),
 	MAIN_OPT("nopassthrough_writes", nopassthrough_writes),
 	MAIN_OPT("clone_fd", clone_fd),
@@ -90,6 +92,9 @@ static void main_usage(FILE *out)
 		"  -o writeback       kernel writeback cache (delays writes; off by default)\n"
 		"  -o nosplice        copy instead of splicing data\n"
 		"  -o cached_writes   write-only opens go through the page cache too\n"
+		"  -o dir_handles     open the directory below on every opendir (by\n"
+		"                     default the kernel opens directories without\n"
+		"                     asking us and keeps what it read cached)\n"
 		"  -o nopassthrough   serve reads and writes ourselves (by default, as\n"
 		"                     root, the kernel reads and writes the file below\n"
 		"                     directly; with checkpoints on, files open for\n"
@@ -469,6 +474,7 @@ int main(int argc, char **argv)
 	fs.writeback = o.writeback;
 	fs.nosplice = o.nosplice;
 	fs.cached_writes = o.cached_writes;
+	fs.dir_handles = o.dir_handles;
 	fs.pt_wanted = !o.nopassthrough && !o.writeback && geteuid() == 0;
 	fs.pt_writes = !o.nopassthrough_writes;
 	fs.switch_creds = geteuid() == 0;

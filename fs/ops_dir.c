@@ -1,6 +1,10 @@
-/* Directory handles: a DIR stream on the directory below, offsets taken
- * from the disk's own d_off so telldir/seekdir stay stable, and readdirplus
- * that hands the kernel entries (one lookup reference each). */
+/* Directories: offsets taken from the disk's own d_off so telldir/seekdir
+ * stay stable, and readdirplus that hands the kernel entries (one lookup
+ * reference each). Where the kernel opens directories without asking
+ * (session.c), each readdir opens the directory below, seeks to the offset
+ * and closes it again; the kernel caches what it read, so a directory is
+ * read through us once until it changes. With -o dir_handles (or a kernel
+ * without that mode) an opendir keeps a DIR stream as the handle. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +30,19 @@ static int hfs_is_dot(const char *name)
 	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
+/* An fd to read the directory in by: a directory's record always keeps
+ * its O_PATH fd, and "." from it costs less than a /proc reopen. That
+ * lookup needs search permission, which a daemon that is not root may
+ * lack on its own directory (mode 0444). */
+static int hfs_dir_open(struct hfs *fs, struct hfs_inode *in)
+{
+	int fd = -1;
+
+	if (in->fd >= 0)
+		fd = openat(in->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : inode_open(fs, in, O_RDONLY | O_DIRECTORY);
+}
+
 void hfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
@@ -33,12 +50,16 @@ void hfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd, r;
 
 	hfs_count(fs, HFS_OP_OPENDIR);
+	if (fs->no_opendir) {
+		fuse_reply_err(req, ENOSYS); /* the kernel takes it as success */
+		return;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = inode_open(fs, inode_get(fs, ino), O_RDONLY | O_DIRECTORY);
+	fd = hfs_dir_open(fs, inode_get(fs, ino));
 	if (fd < 0) {
 		free(d);
 		fuse_reply_err(req, -fd);
@@ -93,16 +114,32 @@ static void hfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *dir = inode_get(fs, ino);
-	struct hfs_dir *d = hfs_dir_of(fi);
+	struct hfs_dir *d = hfs_dir_of(fi), once = { 0 };
 	size_t rem = size;
 	char *buf, *p;
 	int err = 0;
 
 	hfs_count(fs, HFS_OP_READDIR);
+	if (!d) { /* no handle: read this part and close again */
+		int fd = hfs_dir_open(fs, dir);
+
+		if (fd < 0) {
+			fuse_reply_err(req, -fd);
+			return;
+		}
+		once.dp = fdopendir(fd);
+		if (!once.dp) {
+			err = errno;
+			close(fd);
+			fuse_reply_err(req, err);
+			return;
+		}
+		d = &once;
+	}
 	buf = malloc(size ? size : 1);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
-		return;
+		goto out;
 	}
 	if (off != d->offset) {
 		seekdir(d->dp, off);
@@ -134,6 +171,9 @@ static void hfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	else
 		fuse_reply_buf(req, buf, size - rem);
 	free(buf);
+out:
+	if (d == &once)
+		closedir(once.dp);
 }
 
 void hfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -161,11 +201,19 @@ void hfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void hfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	int fd = dirfd(hfs_dir_of(fi)->dp);
-	int r;
+	struct hfs *fs = hfs_of(req);
+	struct hfs_dir *d = hfs_dir_of(fi);
+	int fd, r;
 
-	(void)ino;
-	hfs_count(hfs_of(req), HFS_OP_FSYNCDIR);
+	hfs_count(fs, HFS_OP_FSYNCDIR);
+	fd = d ? dirfd(d->dp) : hfs_dir_open(fs, inode_get(fs, ino));
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
 	r = datasync ? fdatasync(fd) : fsync(fd);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	r = r < 0 ? errno : 0;
+	if (!d)
+		close(fd);
+	fuse_reply_err(req, r);
 }

@@ -113,6 +113,12 @@ void hfs_init(void *userdata, struct fuse_conn_info *conn)
 		session_want(conn, FUSE_CAP_SPLICE_WRITE);
 		session_want(conn, FUSE_CAP_SPLICE_MOVE);
 	}
+	/* Directories opened without a request: opendir says ENOSYS once and
+	 * the kernel stops sending opendir and releasedir, and keeps what it
+	 * read of a directory cached until the directory changes. A walk of
+	 * a warm tree (find, git status) then costs no round trip per
+	 * directory; readdir opens the directory below itself. */
+	fs->no_opendir = !fs->dir_handles && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
 	conn->max_write = HFS_MAX_WRITE;
 	conn->max_background = 64;
 	conn->congestion_threshold = 48;
