@@ -100,6 +100,8 @@ struct hfs {
 	int cached_writes;  /* -o cached_writes: no direct I/O for write-only opens */
 	int dir_handles;    /* -o dir_handles: answer opendir with a handle */
 	int no_opendir;     /* the kernel opens directories without asking (init) */
+	int acl;            /* the kernel enforces POSIX ACLs and leaves the
+			     * caller's umask to us (init) */
 	int pt_wanted;      /* root, no -o nopassthrough, no writeback cache */
 	int pt_writes;      /* handles that write may pass through (-o nopassthrough_writes) */
 	int pt_stack_depth;
@@ -210,8 +212,12 @@ int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size);
 /* sys.c */
 struct sys_creds {
 	int switched;
+	int umask_set;
 };
 int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c);
+/* Before making a node with *mode: the caller's umask in this thread (or
+ * taken off *mode) where the kernel leaves it to us. */
+void sys_creds_umask(struct hfs *fs, fuse_req_t req, struct sys_creds *c, mode_t *mode);
 void sys_creds_leave(struct sys_creds *c);
 /* Reopen an O_PATH fd for I/O with flags. Returns the new fd or -errno. */
 int sys_reopen(int fd, int flags);

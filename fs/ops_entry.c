@@ -221,6 +221,8 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 		fuse_reply_err(req, -r);
 		return;
 	}
+	if (kind != HFS_MK_SYMLINK)
+		sys_creds_umask(fs, req, &c, &mode);
 	if (kind == HFS_MK_DIR)
 		r = mkdirat(dir->fd, name, mode);
 	else if (kind == HFS_MK_SYMLINK)

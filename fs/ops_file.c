@@ -142,6 +142,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		fuse_reply_err(req, -r);
 		return;
 	}
+	sys_creds_umask(fs, req, &c, &mode);
 	/* Exclusive even when not asked: the kernel asks us to create only
 	 * names it found absent, and a file we made has no capabilities to
 	 * look up on its first write. A name that appeared since opens as

@@ -12,6 +12,7 @@
 #include "hfs.h"
 
 #define HFS_XATTR_CAPS "security.capability"
+#define HFS_XATTR_ACL "system.posix_acl_access"
 
 /* The /proc path of an O_PATH fd on the inode; put f afterwards. */
 static int hfs_xattr_path(fuse_req_t req, fuse_ino_t ino, struct inode_fd *f, char proc[64])
@@ -99,6 +100,7 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *in = inode_get(fs, ino);
 	struct track tk = { 0 };
+	struct sys_creds c;
 	char proc[64];
 	struct inode_fd f;
 	int r;
@@ -108,7 +110,17 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 		return;
 	track_inode(req, in, &tk);
 	atomic_store(&in->caps_none, 0);
-	r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+	/* an access ACL as the caller: the disk then drops the set-gid bit
+	 * for an owner outside the file's group, as natively (the kernel's
+	 * own flag for it needs a newer protocol than libfuse 3.14 speaks).
+	 * Everything else as the daemon: the kernel checked the caller, and
+	 * sends some changes of its own (capabilities dropped on write). */
+	if (strcmp(name, HFS_XATTR_ACL) != 0) {
+		r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+	} else if ((r = -sys_creds_enter(fs, req, &c)) == 0) {
+		r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+		sys_creds_leave(&c);
+	}
 	track_done(req, &tk);
 	inode_fd_put(&f);
 	fuse_reply_err(req, r);

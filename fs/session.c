@@ -98,6 +98,14 @@ void hfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * tells us by setattr; we write as root and would keep them */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	conn->want &= ~FUSE_CAP_POSIX_LOCKS;
+	/* POSIX ACLs as on the disk: the kernel then checks access with them
+	 * (default_permissions alone ignores them) and caches them, and
+	 * leaves the umask to the disk below, which skips it under a default
+	 * ACL (sys_creds_umask) */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+		fs->acl = 1;
+	}
 	if (fs->writeback)
 		session_want(conn, FUSE_CAP_WRITEBACK_CACHE);
 	else

@@ -1,11 +1,13 @@
 /* Raw system-call layer: per-thread credential switching (the glibc
  * wrappers would change every thread of the daemon) and reopening O_PATH
- * fds through /proc/self/fd. */
+ * fds through /proc/self/fd; the caller's umask for nodes we make. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,6 +35,10 @@ static int sys_setgroups(size_t n, const gid_t *list)
  * act for a caller, which is what allows the way back. */
 void sys_creds_leave(struct sys_creds *c)
 {
+	if (c->umask_set) {
+		c->umask_set = 0;
+		umask(0);
+	}
 	if (!c->switched)
 		return;
 	c->switched = 0;
@@ -52,6 +58,7 @@ int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c)
 	int n, r;
 
 	c->switched = 0;
+	c->umask_set = 0;
 	if (!fs->switch_creds || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;
 	n = fuse_req_getgroups(req, SYS_MAX_GROUPS, groups);
@@ -68,6 +75,34 @@ int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c)
 		return r;
 	}
 	return 0;
+}
+
+/* 1: this thread has its own umask (an fs_struct of its own), -1: it
+ * could not get one */
+static __thread int sys_own_umask;
+
+/* With POSIX ACLs on, the kernel sends the mode unmasked and the caller's
+ * umask beside it: the disk below must apply the umask unless the parent
+ * has a default ACL, which it does by itself when the umask in force is
+ * the caller's. umask is per process, so a worker thread first takes a
+ * private fs_struct; the daemon's umask stays 0 everywhere else. */
+void sys_creds_umask(struct hfs *fs, fuse_req_t req, struct sys_creds *c, mode_t *mode)
+{
+	mode_t u;
+
+	if (!fs->acl)
+		return;
+	u = fuse_req_ctx(req)->umask & 0777;
+	if (u == 0)
+		return;
+	if (sys_own_umask == 0)
+		sys_own_umask = unshare(CLONE_FS) == 0 ? 1 : -1;
+	if (sys_own_umask < 0) {
+		*mode &= ~u; /* as the kernel would: a default ACL then loses */
+		return;
+	}
+	umask(u);
+	c->umask_set = 1;
 }
 
 void sys_proc_path(int fd, char out[64])

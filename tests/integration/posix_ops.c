@@ -319,6 +319,7 @@ static const struct {
 	{ "users", po_users_run },
 	{ "times", po_times_run },
 	{ "edge", po_edge_run },
+	{ "acl", po_acl_run },
 };
 
 int main(int argc, char **argv)

@@ -78,6 +78,7 @@ void po_locks_run(void);
 void po_special_run(void);
 void po_users_run(void);
 void po_times_run(void);
+void po_acl_run(void);
 void po_edge_run(void);
 /* Root-owned fixtures the unprivileged checks try to touch. */
 int po_users_fixtures(const char *dir);
