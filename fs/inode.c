@@ -439,7 +439,42 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 	else if (!fresh || handle)
 		close(fd);
 	e->ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+	e->attr.st_ino = inode_ino_out(fs, e->attr.st_dev, e->attr.st_ino);
 	return 0;
+}
+
+/* Everything on the mount shows the mount's st_dev, so files of a
+ * filesystem mounted inside the tree would share inode numbers with the
+ * tree's own (tar, rsync -H and cp -a then take one for a hard link of the
+ * other). Their numbers get the device's slot (1..255, in order of first
+ * sight) in the top byte; the tree's own keep theirs. */
+#define INODE_DEV_SLOTS 255
+static dev_t inode_devs[INODE_DEV_SLOTS];
+static _Atomic unsigned inode_ndevs;
+static pthread_mutex_t inode_devs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+ino_t inode_ino_out(struct hfs *fs, dev_t dev, ino_t ino)
+{
+	unsigned n = atomic_load_explicit(&inode_ndevs, memory_order_acquire), i;
+	const uint64_t low = (UINT64_C(1) << 56) - 1;
+
+	if (dev == fs->root.dev)
+		return ino;
+	for (i = 0; i < n; i++)
+		if (inode_devs[i] == dev)
+			return (ino_t)((uint64_t)(i + 1) << 56 | ((uint64_t)ino & low));
+	pthread_mutex_lock(&inode_devs_lock);
+	n = atomic_load_explicit(&inode_ndevs, memory_order_relaxed);
+	for (i = 0; i < n && inode_devs[i] != dev; i++)
+		;
+	if (i == n && n < INODE_DEV_SLOTS) {
+		inode_devs[n] = dev;
+		atomic_store_explicit(&inode_ndevs, n + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&inode_devs_lock);
+	if (i == INODE_DEV_SLOTS) /* 255 other filesystems: share the last slot */
+		i = INODE_DEV_SLOTS - 1;
+	return (ino_t)((uint64_t)(i + 1) << 56 | ((uint64_t)ino & low));
 }
 
 /* open_by_handle_at, again when it fails with ENOMEM: the kernel reports

@@ -94,7 +94,7 @@ static ssize_t hfs_dir_add(fuse_req_t req, struct hfs *fs, struct hfs_inode *dir
 		int r = 0;
 		if (hfs_is_dot(de->d_name)) {
 			memset(&e, 0, sizeof(e));
-			e.attr.st_ino = de->d_ino;
+			e.attr.st_ino = inode_ino_out(fs, dir->dev, de->d_ino);
 			e.attr.st_mode = (mode_t)de->d_type << 12;
 		} else if ((r = inode_lookup(fs, dir, de->d_name, &e)) < 0) {
 			return r; /* gone since readdir: leave it out */
@@ -104,7 +104,8 @@ static ssize_t hfs_dir_add(fuse_req_t req, struct hfs *fs, struct hfs_inode *dir
 			inode_forget(fs, inode_get(fs, e.ino), 1);
 		return (ssize_t)n;
 	}
-	struct stat st = { .st_ino = de->d_ino, .st_mode = (mode_t)de->d_type << 12 };
+	struct stat st = { .st_ino = inode_ino_out(fs, dir->dev, de->d_ino),
+			   .st_mode = (mode_t)de->d_type << 12 };
 	n = fuse_add_direntry(req, p, rem, de->d_name, &st, de->d_off);
 	return (ssize_t)n;
 }

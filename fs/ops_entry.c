@@ -74,10 +74,12 @@ void hfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			r = sys_stat(f.fd, &st);
 		inode_fd_put(&f);
 	}
-	if (r < 0)
+	if (r < 0) {
 		fuse_reply_err(req, -r);
-	else
+	} else {
+		st.st_ino = inode_ino_out(fs, st.st_dev, st.st_ino);
 		fuse_reply_attr(req, &st, HFS_TIMEOUT);
+	}
 }
 
 static int hfs_setattr_times(int fd, int fh, struct stat *attr, int valid)
@@ -165,10 +167,12 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 	if (r == 0)
 		r = fh >= 0 ? (fstat(fh, &st) < 0 ? -errno : 0) : sys_stat(f.fd, &st);
 	inode_fd_put(&f);
-	if (r < 0)
+	if (r < 0) {
 		fuse_reply_err(req, -r);
-	else
+	} else {
+		st.st_ino = inode_ino_out(fs, st.st_dev, st.st_ino);
 		fuse_reply_attr(req, &st, HFS_TIMEOUT);
+	}
 }
 
 void hfs_readlink(fuse_req_t req, fuse_ino_t ino)
