@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -88,6 +89,13 @@ static void unescape_mountinfo(char *s)
 		}
 	}
 	*w = '\0';
+}
+
+int mounts_fuse_dead(const char *mountpoint)
+{
+	struct statfs sfs;
+
+	return statfs(mountpoint, &sfs) < 0 && errno == ENOTCONN;
 }
 
 int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size)

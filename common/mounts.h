@@ -44,5 +44,9 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size);
 /* The same, also giving the device minor: the FUSE connection's number in
  * /sys/fs/fuse/connections. */
 int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor);
+/* Is the FUSE mount at mountpoint dead (its daemon gone: ENOTCONN)? Asks
+ * with statfs, which the kernel never answers from its caches, unlike stat
+ * (a dead mount's root keeps its cached attributes). */
+int mounts_fuse_dead(const char *mountpoint);
 /* Every fuse.hermesfs mount of /proc/self/mountinfo (caller frees *out). */
 int mounts_kernel_hermesfs(struct kernel_mount **out, size_t *n);

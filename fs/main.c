@@ -213,7 +213,7 @@ static int main_check_source(struct hfs *fs, const char *arg, struct herr *e)
 	struct stat st;
 	const char *why;
 
-	if (stat(arg, &st) < 0 && errno == ENOTCONN)
+	if (mounts_fuse_dead(arg))
 		return err_set(e, -ENOTCONN,
 			       "cannot mount %s: it is a FUSE mount whose daemon died ('hermesctl umount %s' removes it)",
 			       arg, arg);

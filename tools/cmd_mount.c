@@ -231,6 +231,20 @@ int cmd_mount(int argc, char **argv)
 			return HCTL_FAIL;
 		}
 	}
+	/* ... and one no record of ours explains (/etc/fstab, another
+	 * HERMES_HOME) */
+	char fstype[64];
+	if (mounts_kernel_has(lex, fstype, sizeof(fstype)) > 0 &&
+	    strcmp(fstype, "fuse.hermesfs") == 0 && mounts_fuse_dead(lex)) {
+		struct mount_info dead = { .mounted = 1 };
+		snprintf(dead.mountpoint, sizeof(dead.mountpoint), "%s", lex);
+		paths_tree_id(lex, dead.id);
+		hctl_warn("%s: the daemon of this mount died; cleaning up and mounting again", lex);
+		if (hctl_cleanup_dead(&dead) < 0) {
+			hctl_error("cannot clean up the dead mount at %s: %s", lex, strerror(errno));
+			return HCTL_FAIL;
+		}
+	}
 	if (paths_resolve(argv[optind], src, sizeof(src), &e) < 0) {
 		hctl_error("cannot mount %s", e.msg);
 		return HCTL_NOTFOUND;

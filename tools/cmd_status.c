@@ -174,14 +174,13 @@ int cmd_status(int argc, char **argv)
 	if (mounts_kernel_hermesfs(&km, &nk) < 0)
 		nk = 0;
 	for (size_t k = 0; k < nk; k++) {
-		struct stat sb;
 		int known = 0;
 		for (size_t i = 0; i < n && !known; i++)
 			known = strcmp(v[i].mountpoint, km[k].mountpoint) == 0;
 		if (known || (only[0] && !paths_is_under(only, km[k].mountpoint) &&
 			      !paths_is_under(only, km[k].source)))
 			continue;
-		int is_dead = stat(km[k].mountpoint, &sb) < 0 && errno == ENOTCONN;
+		int is_dead = mounts_fuse_dead(km[k].mountpoint);
 		const char *state = is_dead ? "dead" : "unregistered";
 		dead += is_dead;
 		shown++;
