@@ -241,6 +241,19 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 		fuse_reply_write(req, (size_t)n);
 }
 
+/* A shared writable map of a passthrough handle writes the file below
+ * without a word to the kernel's FUSE inode, which then shows the mtime
+ * (and blocks) from before for the attribute timeout, a day: make it ask
+ * again once the maps were synced or the handle is let go. Attributes
+ * only: no inode lock, safe inside the request. */
+static void hfs_maps_wrote(struct hfs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int pt = hfs_fh_pt(fi);
+
+	if (pt == PT_PASS_DIRECT || (pt == PT_PASS && (fi->flags & O_ACCMODE) != O_RDONLY))
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+}
+
 void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
@@ -260,6 +273,7 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		pt_live_close(fs, hfs_fh_fd(fi));
 	pt_release(fs, inode_get(fs, ino), pt);
 	close(hfs_fh_fd(fi));
+	hfs_maps_wrote(fs, ino, fi);
 	fuse_reply_err(req, 0);
 }
 
@@ -275,6 +289,8 @@ void hfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_in
 	 * before the writes (st_blocks): make it ask again now they landed */
 	if (fs->writeback && r == 0)
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+	else if (r == 0)
+		hfs_maps_wrote(fs, ino, fi);
 	fuse_reply_err(req, r);
 }
 
