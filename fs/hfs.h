@@ -215,11 +215,16 @@ int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size);
 struct sys_creds {
 	int switched;
 	int umask_set;
+	int raised;
 };
 int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c);
 /* Before making a node with *mode: the caller's umask in this thread (or
  * taken off *mode) where the kernel leaves it to us. */
 void sys_creds_umask(struct hfs *fs, fuse_req_t req, struct sys_creds *c, mode_t *mode);
+/* After EACCES/EPERM as a caller that is not root: take on the caller's
+ * own effective capabilities (the kernel already let it in with them:
+ * CAP_DAC_OVERRIDE and friends) and say 1 if the op is worth a retry. */
+int sys_creds_raise(fuse_req_t req, struct sys_creds *c);
 void sys_creds_leave(struct sys_creds *c);
 /* Reopen an O_PATH fd for I/O with flags. Returns the new fd or -errno. */
 int sys_reopen(int fd, int flags);

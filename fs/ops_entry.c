@@ -227,13 +227,15 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	}
 	if (kind != HFS_MK_SYMLINK)
 		sys_creds_umask(fs, req, &c, &mode);
-	if (kind == HFS_MK_DIR)
-		r = mkdirat(dir->fd, name, mode);
-	else if (kind == HFS_MK_SYMLINK)
-		r = symlinkat(link, dir->fd, name);
-	else
-		r = mknodat(dir->fd, name, mode, rdev);
-	r = r < 0 ? -errno : 0;
+	do {
+		if (kind == HFS_MK_DIR)
+			r = mkdirat(dir->fd, name, mode);
+		else if (kind == HFS_MK_SYMLINK)
+			r = symlinkat(link, dir->fd, name);
+		else
+			r = mknodat(dir->fd, name, mode, rdev);
+		r = r < 0 ? -errno : 0;
+	} while ((r == -EACCES || r == -EPERM) && sys_creds_raise(req, &c));
 	sys_creds_leave(&c);
 	track_done(req, &tk);
 	if (r == 0)
@@ -284,7 +286,9 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 		fuse_reply_err(req, -r);
 		return;
 	}
-	r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+	do
+		r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+	while ((r == -EACCES || r == -EPERM) && sys_creds_raise(req, &c));
 	sys_creds_leave(&c);
 	track_done(req, &tk);
 	inode_fd_put(&f);

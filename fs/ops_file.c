@@ -155,8 +155,11 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 			lflags &= ~O_EXCL;
 			continue;
 		}
-		if (!hfs_open_retry(r, &lflags, fi->flags))
-			break;
+		if (hfs_open_retry(r, &lflags, fi->flags))
+			continue;
+		if ((r == -EACCES || r == -EPERM) && sys_creds_raise(req, &c))
+			continue;
+		break;
 	}
 	sys_creds_leave(&c);
 	if (r < 0) {

@@ -3,6 +3,7 @@
  * fds through /proc/self/fd; the caller's umask for nodes we make. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,6 +60,7 @@ int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c)
 
 	c->switched = 0;
 	c->umask_set = 0;
+	c->raised = 0;
 	if (!fs->switch_creds || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;
 	n = fuse_req_getgroups(req, SYS_MAX_GROUPS, groups);
@@ -75,6 +77,46 @@ int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c)
 		return r;
 	}
 	return 0;
+}
+
+/* The effective capabilities of the caller, from /proc/<tid>/status
+ * (0 if unknown or none). */
+static uint64_t sys_caller_caps(fuse_req_t req)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)fuse_req_ctx(req)->pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+int sys_creds_raise(fuse_req_t req, struct sys_creds *c)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	uint64_t want;
+
+	if (!c->switched || c->raised || !(want = sys_caller_caps(req)))
+		return 0;
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 0;
+	/* switching the effective uid away from 0 emptied the effective set;
+	 * the permitted set stays while the saved uid is 0 */
+	d[0].effective = (uint32_t)want & d[0].permitted;
+	d[1].effective = (uint32_t)(want >> 32) & d[1].permitted;
+	if (!d[0].effective && !d[1].effective)
+		return 0;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return 0;
+	c->raised = 1; /* the way back to uid 0 restores the full set */
+	return 1;
 }
 
 /* 1: this thread has its own umask (an fs_struct of its own), -1: it
