@@ -30,7 +30,8 @@ static void mount_usage(FILE *out)
 		"\n"
 		"A mount whose daemon died (status 'dead') is cleaned up and mounted again.\n"
 		"Processes whose working directory or open files are under DIR keep seeing\n"
-		"the disk below an in-place mount: they are listed as a warning.\n"
+		"the disk below an in-place mount: they are listed as a warning, and so are\n"
+		"Unix sockets bound under DIR, which the mount cannot reach.\n"
 		"\n"
 		"Options:\n"
 		"  -d, --debug     debug detail in the daemon log\n"
@@ -163,6 +164,39 @@ static void warn_bypassing(const char *dir, pid_t daemon)
 		fprintf(stderr, "  pid %d (%s): %s%s\n", pid, comm, what,
 			pid == parent ? " — your shell: run 'cd \"$PWD\"' to enter the mount" : "");
 	}
+}
+
+/* Unix sockets bound under dir before the mount: a connect() through the
+ * mount reaches the mount's own inode, which no socket listens on, and is
+ * refused. Their servers must bind again (after the mount) to be reached. */
+static void warn_sockets(const char *dir)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/net/unix", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int shown = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		char *path = NULL;
+		int off = 0;
+		/* Num RefCount Protocol Flags Type St Inode Path */
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %n", &off) < 0 || off == 0 ||
+		    line[off] != '/')
+			continue; /* unnamed or abstract */
+		path = line + off;
+		path[strcspn(path, "\n")] = '\0';
+		if (!paths_is_under(path, dir))
+			continue;
+		if (!shown++)
+			hctl_warn("these Unix sockets were bound under %s before the mount: "
+				  "connections through it are refused until their servers "
+				  "bind again:", dir);
+		if (shown <= 20)
+			fprintf(stderr, "  %s\n", path);
+	}
+	if (shown > 20)
+		fprintf(stderr, "  ... and %d more\n", shown - 20);
+	free(line);
 }
 
 /* Say whether checkpoints are on, and if the first scan is still running
@@ -311,8 +345,10 @@ int cmd_mount(int argc, char **argv)
 		printf("mounted %s at %s (hermesfs pid %d, log %s)\n", m.source, m.mountpoint,
 		       m.pid, m.log);
 	}
-	if (strcmp(m.source, m.mountpoint) == 0)
+	if (strcmp(m.source, m.mountpoint) == 0) {
 		warn_bypassing(m.source, m.pid);
+		warn_sockets(m.source);
+	}
 	if (!json)
 		report_checkpoints(&m);
 	return HCTL_OK;

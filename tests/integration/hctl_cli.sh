@@ -70,6 +70,12 @@ T_PIDS+=("$fd_pid")
 sleep 300 &
 out_pid=$!
 T_PIDS+=("$out_pid")
+# a Unix socket server bound in the tree (cwd outside): named as unreachable
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(300)' "$P/srv.sock" &
+sock_pid=$!
+T_PIDS+=("$sock_pid")
+t_wait_for 10 test -S "$P/srv.sock" || t_fail "the socket server did not bind"
 sleep 0.2
 hctl_rc 0 mount "$P" --json # the option after the path
 hctl_track "$OUT" "$P"
@@ -80,8 +86,11 @@ printf '%s\n' "$ERR" | grep -q "pid $cwd_pid (sleep): working directory" ||
 printf '%s\n' "$ERR" | grep -q "pid $fd_pid (sleep): open file" ||
 	t_check_fail "no warning about pid $fd_pid holding a file: $ERR"
 printf '%s\n' "$ERR" | grep -q "pid $out_pid " && t_check_fail "pid $out_pid outside the tree named: $ERR"
-kill "$cwd_pid" "$fd_pid" "$out_pid" 2>/dev/null
-wait "$cwd_pid" "$fd_pid" "$out_pid" 2>/dev/null
+printf '%s\n' "$ERR" | grep -q "Unix sockets were bound under" &&
+	printf '%s\n' "$ERR" | grep -qx "  $P/srv.sock" ||
+	t_check_fail "no warning about the socket bound in the tree: $ERR"
+kill "$cwd_pid" "$fd_pid" "$out_pid" "$sock_pid" 2>/dev/null
+wait "$cwd_pid" "$fd_pid" "$out_pid" "$sock_pid" 2>/dev/null
 
 # the same tree again, and a tree holding it: refused
 hctl_rc 4 mount "$P"
