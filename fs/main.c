@@ -2,6 +2,7 @@
  * refusals, opening the tree before it is covered, and daemonizing so the
  * parent exits only once the mount is live (or prints why it is not). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
@@ -43,7 +44,8 @@ struct main_opts {
 	int has_subtype;
 };
 
-enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_DISCARD };
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_DISCARD, KEY_MAX_THREADS,
+       KEY_FD_BUDGET, KEY_HANDLE_FDS };
 
 #define MAIN_OPT(t, f) { t, offsetof(struct main_opts, f), 1 }
 
@@ -61,9 +63,9 @@ static const struct fuse_opt main_opt_spec[] = {
 	MAIN_OPT("nopassthrough", nopassthrough),
 	MAIN_OPT("nopassthrough_writes", nopassthrough_writes),
 	MAIN_OPT("clone_fd", clone_fd),
-	{ "max_threads=%d", offsetof(struct main_opts, max_threads), 0 },
-	{ "fd_budget=%d", offsetof(struct main_opts, fd_budget), 0 },
-	{ "handle_fds=%d", offsetof(struct main_opts, handle_fds), 0 },
+	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
+	FUSE_OPT_KEY("fd_budget=", KEY_FD_BUDGET),
+	FUSE_OPT_KEY("handle_fds=", KEY_HANDLE_FDS),
 	/* fstab and mount(8) words that are not FUSE options */
 	FUSE_OPT_KEY("auto", KEY_DISCARD),
 	FUSE_OPT_KEY("noauto", KEY_DISCARD),
@@ -164,6 +166,24 @@ static int main_holds_mount(const char *dir, char *found, size_t size)
 	return hit;
 }
 
+/* NAME=N with N a whole number in [min, max]: 0, or -1 after saying why. */
+static int main_int_opt(const char *arg, long min, long max, int *out)
+{
+	const char *v = strchr(arg, '=') + 1;
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (!*v || *end || errno || n < min || n > max) {
+		fprintf(stderr, "hermesfs: bad value in -o %s: want a whole number from %ld to %ld\n",
+			arg, min, max);
+		return -1;
+	}
+	*out = (int)n;
+	return 0;
+}
+
 static int main_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct main_opts *o = data;
@@ -184,6 +204,12 @@ static int main_opt_proc(void *data, const char *arg, int key, struct fuse_args 
 		return 0;
 	case KEY_DISCARD:
 		return 0;
+	case KEY_MAX_THREADS:
+		return main_int_opt(arg, 1, 1024, &o->max_threads);
+	case KEY_FD_BUDGET:
+		return main_int_opt(arg, 0, INT_MAX, &o->fd_budget);
+	case KEY_HANDLE_FDS:
+		return main_int_opt(arg, 0, INT_MAX, &o->handle_fds);
 	case FUSE_OPT_KEY_NONOPT:
 		if (o->npaths == 2) {
 			fprintf(stderr, "hermesfs: too many paths: %s\n", arg);
@@ -192,6 +218,10 @@ static int main_opt_proc(void *data, const char *arg, int key, struct fuse_args 
 		o->paths[o->npaths++] = arg;
 		return 0;
 	case FUSE_OPT_KEY_OPT:
+		if (arg[0] == '-') { /* a command-line flag we do not have */
+			fprintf(stderr, "hermesfs: unknown option %s (see hermesfs --help)\n", arg);
+			return -1;
+		}
 		if (strncmp(arg, "x-", 2) == 0)
 			return 0; /* x-systemd.* and friends are for mount(8) */
 		if (strncmp(arg, "fsname=", 7) == 0)
@@ -447,6 +477,28 @@ static void main_free_args(struct fuse_args *a)
 	fuse_opt_free_args(a);
 }
 
+/* Would libfuse take these options? Asked here, before the daemon forks,
+ * so an unknown -o option is a usage error (exit 2) with libfuse's own
+ * line on stderr, not a failed mount reported from the child. */
+static int main_fuse_opts_ok(const struct fuse_args *fargs)
+{
+	static const struct fuse_lowlevel_ops none;
+	struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se;
+
+	for (int i = 0; i < fargs->argc; i++)
+		if (fuse_opt_add_arg(&copy, fargs->argv[i]) < 0) {
+			fuse_opt_free_args(&copy);
+			return 1; /* out of memory: let the real attempt say so */
+		}
+	se = fuse_session_new(&copy, &none, sizeof(none), NULL);
+	fuse_opt_free_args(&copy);
+	if (!se)
+		return 0;
+	fuse_session_destroy(se);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	_cleanup_(main_free_args) struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -506,6 +558,19 @@ int main(int argc, char **argv)
 		fs.fd_budget = o.fd_budget;
 	main_setup_handle_fds(&fs, o.handle_fds);
 
+	/* our defaults first, so the caller's -o options override them */
+	fuse_opt_add_arg(&fargs, argv[0]);
+	fuse_opt_add_arg(&fargs, geteuid() == 0 ? "-oallow_other,default_permissions,dev,suid"
+						: "-odefault_permissions");
+	for (int i = 1; i < args.argc; i++)
+		fuse_opt_add_arg(&fargs, args.argv[i]);
+	if (!o.has_subtype)
+		fuse_opt_add_arg(&fargs, "-osubtype=hermesfs");
+	if (!o.has_fsname)
+		main_add_fsname(&fargs, fs.source);
+	if (!main_fuse_opts_ok(&fargs))
+		return MAIN_EXIT_USAGE;
+
 	if (!o.foreground) {
 		int pfd[2];
 		if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -533,17 +598,6 @@ int main(int argc, char **argv)
 	log_info("hermesfs %s starting: %s on %s", HERMES_VERSION, fs.source, fs.mountpoint);
 	log_info("inode fds: %s", fs.use_handles ? "file handles past the budget" : "one per inode");
 	log_debug("fd budget %ld, kept handle fds %ld", fs.fd_budget, fs.hfd_cap);
-
-	/* our defaults first, so the caller's -o options override them */
-	fuse_opt_add_arg(&fargs, argv[0]);
-	fuse_opt_add_arg(&fargs, geteuid() == 0 ? "-oallow_other,default_permissions,dev,suid"
-						: "-odefault_permissions");
-	for (int i = 1; i < args.argc; i++)
-		fuse_opt_add_arg(&fargs, args.argv[i]);
-	if (!o.has_subtype)
-		fuse_opt_add_arg(&fargs, "-osubtype=hermesfs");
-	if (!o.has_fsname)
-		main_add_fsname(&fargs, fs.source);
 
 	r = session_run(&fs, &fargs, o.max_threads, o.clone_fd,
 			o.foreground ? NULL : main_detach, &fs, &e);

@@ -48,9 +48,16 @@ expect_refusal 4 'FUSE' "$WORK/outer/proj/sub"
 # a tree holding a mount: mounting it in place, or on it, would hide that one
 expect_refusal 4 'holds the hermesfs mount' "$WORK/outer"
 expect_refusal 4 'holds the hermesfs mount' "$WORK/other" "$WORK/outer"
-# a bad FUSE option is reported by the daemon through its parent
-expect_refusal 1 'unknown option' "$WORK/other" -o no_such_option
+# a bad command line is exit 2, as --help says, with the reason: unknown
+# FUSE options (libfuse's own line), flags we lack, numbers out of range
+expect_refusal 2 'unknown option' "$WORK/other" -o no_such_option
 fs_is_mounted "$WORK/other" && fail "mounted despite a bad option"
+expect_refusal 2 'unknown option -x' "$WORK/other" -x
+expect_refusal 2 'unknown option --foo' "$WORK/other" --foo
+expect_refusal 2 'handle_fds=99999999999' "$WORK/other" -o handle_fds=99999999999
+expect_refusal 2 'max_threads=0' "$WORK/other" -o max_threads=0
+expect_refusal 2 'fd_budget=abc' "$WORK/other" -o fd_budget=abc
+fs_is_mounted "$WORK/other" && fail "mounted despite a bad command line"
 
 "$HERMESFS" --help | grep -q 'usage: hermesfs SOURCE' || fail "--help lacks usage"
 "$HERMESFS" --version | grep -Eq '^hermesfs [0-9]+\.' || fail "--version"
