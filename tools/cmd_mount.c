@@ -250,6 +250,11 @@ int cmd_mount(int argc, char **argv)
 		}
 	}
 	if (argc - optind < 1 || argc - optind > 2) {
+		if (argc - optind < 1)
+			hctl_error("mount needs a DIR");
+		else
+			hctl_error("mount takes DIR and at most a MOUNTPOINT, not %d paths",
+				   argc - optind);
 		mount_usage(stderr);
 		return HCTL_USAGE;
 	}

@@ -76,12 +76,26 @@ int cmd_umount(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "lh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': lazy = 1; break;
-		case 't': timeout = atoi(optarg); break;
+		case 't': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v <= 0 || v > 86400) {
+				hctl_error("--timeout wants whole seconds from 1 to 86400, not '%s'",
+					   optarg);
+				return HCTL_USAGE;
+			}
+			timeout = (int)v;
+			break;
+		}
 		case 'h': umount_usage(stdout); return HCTL_OK;
 		default: umount_usage(stderr); return HCTL_USAGE;
 		}
 	}
-	if (argc - optind != 1 || timeout <= 0) {
+	if (argc - optind != 1) {
+		if (argc == optind)
+			hctl_error("umount needs a DIR");
+		else
+			hctl_error("umount takes one DIR, not %d paths", argc - optind);
 		umount_usage(stderr);
 		return HCTL_USAGE;
 	}
@@ -102,6 +116,13 @@ int cmd_umount(int argc, char **argv)
 			}
 			printf("unmounted %s\n", path);
 			return HCTL_OK;
+		}
+		struct mount_info in;
+		if (mounts_find(path, &in) == 0) {
+			hctl_error("%s is not a mount but lies inside the hermesfs mount %s: "
+				   "'hermesctl umount %s' unmounts that", path, in.mountpoint,
+				   in.mountpoint);
+			return HCTL_NOTFOUND;
 		}
 		hctl_error("%s is not mounted by hermesfs", path);
 		return HCTL_NOTFOUND;

@@ -102,6 +102,14 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return HCTL_USAGE;
 	}
+	if (strcmp(argv[1], "help") == 0 && argc > 2) { /* help COMMAND */
+		char *sub[] = { argv[2], (char *)"--help", NULL };
+		for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
+			if (strcmp(argv[2], subcmds[i].name) == 0)
+				return subcmds[i].fn(2, sub);
+		hctl_error("unknown command '%s' (see 'hermesctl --help')", argv[2]);
+		return HCTL_USAGE;
+	}
 	if (hctl_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
 		usage(stdout);
 		return HCTL_OK;

@@ -57,6 +57,13 @@ HOME=$T/fakehome hctl_rc 4 mount "$T/fakehome"
 hctl_rc 4 mount "$T" # holds $HERMES_HOME
 hctl_rc 3 mount "$T/file"
 hctl_rc 3 mount "$T/missing"
+# usage errors say what was wrong; 'help COMMAND' is that command's --help
+hctl_rc 2 umount --timeout abc "$T"
+case $ERR in *"--timeout wants whole seconds"*) ;; *) t_check_fail "umount --timeout abc: $ERR" ;; esac
+hctl_rc 2 mount a b c
+case $ERR in *"not 3 paths"*) ;; *) t_check_fail "mount a b c: $ERR" ;; esac
+hctl_rc 0 help mount
+case $OUT in "usage: hermesctl mount"*) ;; *) t_check_fail "help mount: $OUT" ;; esac
 
 # processes that see the disk below after an in-place mount: a shell with its
 # working directory there, one holding a file open; one outside is not named
@@ -91,6 +98,11 @@ printf '%s\n' "$ERR" | grep -q "Unix sockets were bound under" &&
 	t_check_fail "no warning about the socket bound in the tree: $ERR"
 kill "$cwd_pid" "$fd_pid" "$out_pid" "$sock_pid" 2>/dev/null
 wait "$cwd_pid" "$fd_pid" "$out_pid" "$sock_pid" 2>/dev/null
+
+# a directory inside the mount is not the mount: say which one is
+hctl_rc 3 umount "$P/sub"
+case $ERR in *"inside the hermesfs mount $P"*) ;; *) t_check_fail "umount of a subdirectory: $ERR" ;; esac
+t_is_mounted "$P" || t_fail "umount of a subdirectory unmounted the tree"
 
 # the same tree again, and a tree holding it: refused
 hctl_rc 4 mount "$P"
