@@ -183,6 +183,12 @@ int ckptd_start(struct hfs *fs, struct herr *e)
 		return r;
 	}
 	fs->ckpt = c;
+	if (fs->readonly) {
+		snprintf(c->off_reason, sizeof(c->off_reason),
+			 "the mount is read-only (-o ro): nothing can change through it");
+		log_info("checkpoints are off: %s", c->off_reason);
+		return 0;
+	}
 	if (!config_bool(c->cfg, "checkpoints.enabled", 1)) {
 		snprintf(c->off_reason, sizeof(c->off_reason),
 			 "checkpoints.enabled is false in %s", config_path(c->cfg));

@@ -99,6 +99,7 @@ struct hfs {
 	int nosplice;       /* -o nosplice */
 	int cached_writes;  /* -o cached_writes: no direct I/O for write-only opens */
 	int dir_handles;    /* -o dir_handles: answer opendir with a handle */
+	int readonly;       /* -o ro */
 	int no_opendir;     /* the kernel opens directories without asking (init) */
 	int acl;            /* the kernel enforces POSIX ACLs and leaves the
 			     * caller's umask to us (init) */

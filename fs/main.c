@@ -34,6 +34,7 @@ struct main_opts {
 	int nosplice;
 	int cached_writes;
 	int dir_handles;
+	int readonly;
 	int nopassthrough;
 	int nopassthrough_writes;
 	int clone_fd;
@@ -222,6 +223,10 @@ static int main_opt_proc(void *data, const char *arg, int key, struct fuse_args 
 			fprintf(stderr, "hermesfs: unknown option %s (see hermesfs --help)\n", arg);
 			return -1;
 		}
+		if (strcmp(arg, "ro") == 0)
+			o->readonly = 1;
+		else if (strcmp(arg, "rw") == 0)
+			o->readonly = 0;
 		if (strncmp(arg, "x-", 2) == 0)
 			return 0; /* x-systemd.* and friends are for mount(8) */
 		if (strncmp(arg, "fsname=", 7) == 0)
@@ -527,6 +532,7 @@ int main(int argc, char **argv)
 	fs.nosplice = o.nosplice;
 	fs.cached_writes = o.cached_writes;
 	fs.dir_handles = o.dir_handles;
+	fs.readonly = o.readonly;
 	fs.pt_wanted = !o.nopassthrough && !o.writeback && geteuid() == 0;
 	fs.pt_writes = !o.nopassthrough_writes;
 	fs.switch_creds = geteuid() == 0;

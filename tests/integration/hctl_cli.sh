@@ -134,6 +134,18 @@ assert len(ms) == 1 and ms[0]["state"] == "unregistered" and ms[0]["registered"]
 assert ms[0]["source"] == sys.argv[1], ms
 PY
 
+# a read-only mount says checkpoints are off, and why
+mkdir -p "$T/ro"
+hctl_rc 0 mount -o ro "$T/ro" --json
+hctl_track "$OUT" "$T/ro"
+hctl_rc 0 status "$T/ro" --json
+JSON=$OUT python3 - <<'PY' || t_check_fail "status of a read-only mount: $OUT"
+import json, os
+c = json.loads(os.environ["JSON"])["mounts"][0]["checkpoints"]
+assert c["enabled"] is False and "read-only" in c["reason"], c
+PY
+hctl_rc 0 umount "$T/ro"
+
 # kill -9 the daemon: status says dead (5), even once its pid belongs to
 # another process; umount cleans up and the tree is the plain disk again
 echo "through the mount" >"$P/after.txt"
