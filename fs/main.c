@@ -292,8 +292,18 @@ static int main_check_mountpoint(struct hfs *fs, const char *arg, struct herr *e
 		return err_prefix(e, "cannot mount on");
 	if (strcmp(fs->mountpoint, fs->source) == 0)
 		return 0;
-	if ((why = paths_refuse_tree(fs->mountpoint)))
-		return err_set(e, -EPERM, "%s", why);
+	if ((why = paths_refuse_tree(fs->mountpoint))) {
+		/* the same refusals, said of a mountpoint: it would cover it */
+		if (strstr(why, "$HERMES_HOME"))
+			return err_set(e, -EPERM,
+				       "refusing to mount on %s: it holds $HERMES_HOME, which the mount would cover (the daemon would write its log and store through its own mount)",
+				       fs->mountpoint);
+		if (strcmp(fs->mountpoint, "/") == 0)
+			return err_set(e, -EPERM,
+				       "refusing to mount on /: the mount would cover the whole filesystem");
+		return err_set(e, -EPERM, "refusing to mount on %s: it is a home directory",
+			       fs->mountpoint);
+	}
 	if (paths_is_under(fs->mountpoint, fs->source))
 		return err_set(e, -EINVAL,
 			       "cannot mount %s on %s: the mountpoint is inside the tree (the daemon would walk into its own mount)",

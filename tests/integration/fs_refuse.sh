@@ -35,6 +35,11 @@ mkdir -p "$WORK/proj2"
 ln -s "$WORK/proj2" "$WORK/link2"
 HERMES_HOME=$WORK/link2/state/deeper expect_refusal 4 'HERMES_HOME' "$WORK/proj2"
 [ ! -e "$WORK/proj2/state" ] || fail "a refused mount still made \$HERMES_HOME in the tree"
+# a mountpoint that covers $HERMES_HOME (the daemon would write into its
+# own mount), or /, or a home: refused as a mountpoint, not as a tree
+mkdir -p "$WORK/src3"
+expect_refusal 4 "mount on $WORK: it holds .HERMES_HOME" "$WORK/src3" "$WORK"
+expect_refusal 4 'mount on /: the mount would cover' "$WORK/src3" /
 # a mountpoint inside the tree would loop back into the mount
 mkdir -p "$WORK/proj/in"
 expect_refusal 4 'inside the tree' "$WORK/proj" "$WORK/proj/in"
