@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -66,9 +67,20 @@ int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c)
 	n = fuse_req_getgroups(req, SYS_MAX_GROUPS, groups);
 	if (n < 0)
 		n = 0; /* caller gone or /proc hidden: act with its primary group only */
-	if (n > SYS_MAX_GROUPS)
-		n = SYS_MAX_GROUPS;
-	if ((r = sys_setgroups((size_t)n, groups)) < 0)
+	if (n > SYS_MAX_GROUPS) {
+		/* rare (NGROUPS_MAX is 65536): all of them, from the heap */
+		gid_t *many = malloc((size_t)n * sizeof(*many));
+		int got = many ? fuse_req_getgroups(req, n, many) : -ENOMEM;
+		if (got < 0 || got > n) {
+			free(many);
+			return got < 0 ? got : -EAGAIN;
+		}
+		r = sys_setgroups((size_t)got, many);
+		free(many);
+	} else {
+		r = sys_setgroups((size_t)n, groups);
+	}
+	if (r < 0)
 		return r;
 	c->switched = 1;
 	if ((r = sys_setresgid(-1, ctx->gid, -1)) < 0 ||
