@@ -138,7 +138,9 @@ int cmd_status(int argc, char **argv)
 			cJSON *o = hctl_mount_json(&v[i]);
 			cJSON_AddBoolToObject(o, "registered", 1);
 			cJSON_AddStringToObject(o, "state", state);
-			cJSON_AddNumberToObject(o, "uptime_s", (double)up);
+			/* only a daemon that runs has an uptime */
+			if (strcmp(state, "ok") == 0 || strcmp(state, "unresponsive") == 0)
+				cJSON_AddNumberToObject(o, "uptime_s", (double)up);
 			if (detail) {
 				static const char *const keep[] = { "ops", "checkpoints", "inodes", "inode_fds",
 								   "inode_handles", "inode_handle_fds" };
@@ -151,7 +153,10 @@ int cmd_status(int argc, char **argv)
 			cJSON_AddItemToArray(arr, o);
 		} else {
 			char upbuf[32];
-			snprintf(upbuf, sizeof(upbuf), "%lldh%02lldm", up / 3600, up / 60 % 60);
+			if (strcmp(state, "ok") == 0 || strcmp(state, "unresponsive") == 0)
+				snprintf(upbuf, sizeof(upbuf), "%lldh%02lldm", up / 3600, up / 60 % 60);
+			else
+				snprintf(upbuf, sizeof(upbuf), "-");
 			printf("%-12s %-7d %-9s %s", state, v[i].pid, upbuf, v[i].mountpoint);
 			if (strcmp(v[i].source, v[i].mountpoint) != 0)
 				printf(" (tree %s)", v[i].source);
@@ -165,6 +170,14 @@ int cmd_status(int argc, char **argv)
 			if (strcmp(state, "dead") == 0)
 				printf("       the daemon died: 'hermesctl mount %s' recovers it; "
 				       "log: %s\n", v[i].source, v[i].log);
+			else if (strcmp(state, "stale") == 0)
+				printf("       no mount any more, only its record%s: 'hermesctl mount %s' "
+				       "mounts it again, 'hermesctl umount %s' drops the record; log: %s\n",
+				       v[i].alive ? " (its daemon still runs)" : "", v[i].source,
+				       v[i].source, v[i].log);
+			else if (strcmp(state, "unresponsive") == 0)
+				printf("       the daemon (pid %d) runs but does not answer on %s; log: %s\n",
+				       v[i].pid, v[i].sock, v[i].log);
 		}
 		cJSON_Delete(detail);
 	}

@@ -54,4 +54,25 @@ case $out in *died*) ;; *) fail "hermesctl mount did not say it cleaned up: $out
 "$HCTL" status "$P" >/dev/null || fail "status after the recovery: rc $?"
 "$HCTL" umount "$P" || fail "umount failed"
 ! fs_is_mounted "$P" || fail "still mounted after umount"
+
+# a record without a mount (the daemon killed, the mount taken away by
+# hand): status says stale and what to do, and gives no uptime
+"$HCTL" mount "$P" >/dev/null 2>&1 || fail "mount again"
+FS_MOUNTS+=("$P")
+pid=$(sed -n 's/.*"pid":[[:space:]]*\([0-9]*\).*/\1/p' "$HERMES_HOME"/run/*.json)
+kill -KILL "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+umount -l "$P"
+rc=0
+out=$("$HCTL" status "$P" 2>&1) || rc=$?
+echo "status of a stale record: rc $rc: $out"
+case $out in *stale*"no mount any more"*"hermesctl mount $P"*) ;; *) fail "status of a stale record: $out" ;; esac
+out=$("$HCTL" status --json "$P" 2>&1) || true
+JSON=$out python3 - <<'PY' || fail "status --json of a stale record: $out"
+import json, os
+m = json.loads(os.environ["JSON"])["mounts"][0]
+assert m["state"] == "stale" and "uptime_s" not in m, m
+PY
+"$HCTL" umount "$P" >/dev/null || fail "umount of a stale record"
+[ -z "$(ls "$HERMES_HOME"/run/*.json 2>/dev/null)" ] || fail "the stale record is still there"
 echo "PASS"
