@@ -286,9 +286,18 @@ void ckptd_status(struct hfs *fs, cJSON *resp)
 	turns_status(c->turns, o);
 }
 
+/* A string member, or def. A whole number is taken as its digits (a
+ * checkpoint number sent as {"spec": 3}); the text lives in a per-thread
+ * buffer until the next such call. */
 static const char *req_str(const cJSON *req, const char *key, const char *def)
 {
+	static __thread char num[32];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, key);
+
+	if (cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble) {
+		snprintf(num, sizeof(num), "%lld", (long long)v->valuedouble);
+		return num;
+	}
 	return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : def;
 }
 

@@ -31,6 +31,10 @@ assert isinstance(st["pid"], int) and st["uptime_s"] >= 0 and st["version"], st
 bad = call('{"op":"frobnicate"}')
 assert bad.get("ok") is False and bad.get("error") == "unknown op 'frobnicate'", bad
 assert call('not json')["ok"] is False
+# a checkpoint number may come as a JSON number: the same answer as its digits
+n = call('{"op":"diff","spec":99999}')
+t = call('{"op":"diff","spec":"99999"}')
+assert n.get("ok") is False and n.get("error") == t.get("error") and "99999" in n["error"], (n, t)
 print("pid", st["pid"])
 PY
 ) || fail "control socket conversation failed"
