@@ -523,6 +523,8 @@ int main(int argc, char **argv)
 	struct herr e = HERR_INIT;
 	int root_fd, r;
 
+	if (argc == 5 && strcmp(argv[1], "--watchdog") == 0) /* our own helper */
+		return session_watchdog_main(argv[2], argv[3], argv[4]);
 	if (fuse_opt_parse(&args, &o, main_opt_spec, main_opt_proc) < 0)
 		return MAIN_EXIT_USAGE;
 	if (o.help) {

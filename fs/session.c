@@ -3,9 +3,16 @@
  * announce it, the multithreaded loop, and the orderly teardown. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ckptd.h"
@@ -204,11 +211,110 @@ static int session_register(struct hfs *fs)
 	return mounts_write(&m);
 }
 
+/* The watchdog: a process of its own that holds no /dev/fuse fd and
+ * aborts the FUSE connection if the daemon's main thread dies while the
+ * mount is still there (kill -9). Without it, a thread of ours blocked in
+ * a request to our own mount (a rollback writes through it) keeps the
+ * daemon, and so /dev/fuse, from ever closing: the process hangs in D
+ * state, and so does every process that touches the tree, until someone
+ * runs hermesctl. It is exec'd afresh (no copy of our threads' state) as
+ * "hermesfs --watchdog MINOR PID MOUNTPOINT", and told the main thread's
+ * death by PR_SET_PDEATHSIG, which survives the exec. Root only: the abort
+ * file under /sys/fs/fuse/connections is root's. */
+static pid_t session_watchdog_start(struct hfs *fs)
+{
+	char minor_s[16], parent_s[16], type[64];
+	sigset_t all, old;
+	unsigned minor;
+	pid_t pid, parent = getpid();
+
+	if (geteuid() != 0 || mounts_kernel_dev(fs->mountpoint, type, sizeof(type), &minor) <= 0)
+		return -1;
+	snprintf(minor_s, sizeof(minor_s), "%u", minor);
+	snprintf(parent_s, sizeof(parent_s), "%d", (int)parent);
+	/* the child starts with every signal blocked: it waits for them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		prctl(PR_SET_PDEATHSIG, SIGUSR1);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		syscall(SYS_close_range, 3U, ~0U, 0U); /* /dev/fuse above all */
+		if (chdir("/") < 0 || setsid() < 0) {
+			/* neither matters for what it watches */
+		}
+		execl("/proc/self/exe", "hermesfs", "--watchdog", minor_s, parent_s, fs->mountpoint,
+		      (char *)NULL);
+		_exit(127);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		log_warn("cannot start the watchdog process: %s", strerror(errno));
+	else
+		log_debug("watchdog pid %d for FUSE connection %u", (int)pid, minor);
+	return pid;
+}
+
+/* A clean exit: the watchdog goes first, while the mount is ours still,
+ * so it can never act on a connection number reused by another mount. */
+static void session_watchdog_stop(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+int session_watchdog_main(const char *minor_s, const char *parent_s, const char *mountpoint)
+{
+	char path[64], type[64];
+	unsigned minor = (unsigned)strtoul(minor_s, NULL, 10), now;
+	pid_t parent = (pid_t)strtol(parent_s, NULL, 10);
+	sigset_t wait;
+	int sig = SIGUSR1, fd;
+
+	sigemptyset(&wait);
+	sigaddset(&wait, SIGUSR1);
+	sigaddset(&wait, SIGTERM);
+	sigaddset(&wait, SIGINT);
+	sigaddset(&wait, SIGHUP);
+	sigprocmask(SIG_BLOCK, &wait, NULL);
+	if (getppid() == parent && sigwait(&wait, &sig) != 0)
+		return 1;
+	if (sig != SIGUSR1)
+		return 0; /* told to go */
+	/* the daemon's main thread is gone: its mount, if still there, has
+	 * no one left to answer it */
+	if (mounts_kernel_dev(mountpoint, type, sizeof(type), &now) <= 0 || now != minor ||
+	    strcmp(type, "fuse.hermesfs") != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor);
+	if (access(path, F_OK) < 0)
+		mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0, NULL);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	if (write(fd, "1", 1) < 0) {
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
 int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_fd,
 		void (*detach)(void *), void *detach_arg, struct herr *e)
 {
 	struct fuse_loop_config *cfg;
 	struct session_capture cap;
+	pid_t watchdog = -1;
 	int r;
 
 	session_capture_begin(&cap);
@@ -230,6 +336,8 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 		goto signals;
 	}
 	session_capture_end(&cap, NULL);
+	/* before any thread of ours exists: the fork copies one thread */
+	watchdog = session_watchdog_start(fs);
 	pt_setup(fs);
 	if ((r = ckptd_start(fs, e)) < 0)
 		goto unmount;
@@ -274,6 +382,7 @@ ctl:
 ckpt:
 	ckptd_stop(fs);
 unmount:
+	session_watchdog_stop(watchdog);
 	fuse_session_unmount(fs->se);
 signals:
 	fuse_remove_signal_handlers(fs->se);

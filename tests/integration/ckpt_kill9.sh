@@ -102,6 +102,17 @@ k9_kill() {
 	esac
 }
 
+# no thread of the killed daemon may stay in D state (waiting on its own
+# mount) once its watchdog had a moment
+k9_no_d_state() {
+	local t st
+	sleep 1
+	for t in /proc/"$DAEMON_PID"/task/*/stat; do
+		st=$(awk '{ print $3 }' "$t" 2>/dev/null) || continue
+		[ "$st" != D ] || t_check_fail "$1: a thread of the killed daemon hangs in D state"
+	done
+}
+
 # say whether the kill came before or after the daemon logged PATTERN
 # (in the log lines written since k9_mark)
 K9_LOG=$HERMES_HOME/logs/${STORE##*/}.log
@@ -324,8 +335,23 @@ PY2
 	k9_mark
 	ckpt_ctl "{\"op\":\"restore\",\"spec\":\"$good\"}" >/dev/null 2>&1 &
 	r=$!
-	rand_sleep 300
+	RESTORES=$((RESTORES + 1))
+	if [ $((RESTORES % 2)) = 0 ]; then
+		# every other time, once the writes through the mount have begun
+		# (the first file is back), so requests of its own are in flight
+		t_wait_for 20 sh -c "[ \"\$(cat '$TREE/d000/f00000.txt')\" != 'overwritten $it' ]" ||
+			t_log "restore $it: the first file did not come back within 20 s"
+	else
+		rand_sleep 300
+	fi
 	k9_kill
+	# the restore writes through the mount: a daemon killed while one of
+	# its own requests was in flight must not hang the tree (nor the
+	# client) until someone runs hermesctl; its watchdog aborts the mount
+	local rc=0
+	timeout 10 stat -f "$TREE" >/dev/null 2>&1 || rc=$?
+	[ "$rc" != 124 ] || t_check_fail "restore $it: the tree hangs after kill -9 (statfs timed out)"
+	k9_no_d_state "restore $it"
 	wait "$r" 2>/dev/null
 	k9_where "restore $it" "restored the tree to ${good:0:12}"
 	k9_check_store "restore $it"
@@ -347,6 +373,7 @@ PY2
 	[ "$(cat "$TREE/d000/f00000.txt")" != "overwritten $it" ] || t_check_fail "restore $it: retry did not restore"
 }
 
+RESTORES=0
 k9_mount
 t_wait_for 60 ckpt_baseline_done || t_fail "the first baseline did not finish"
 scenarios=(writes baseline checkpoint restore)
