@@ -83,7 +83,7 @@ enum hfs_op {
 	HFS_OP_READDIR, HFS_OP_RELEASEDIR, HFS_OP_FSYNCDIR, HFS_OP_STATFS,
 	HFS_OP_SETXATTR, HFS_OP_GETXATTR, HFS_OP_LISTXATTR, HFS_OP_REMOVEXATTR,
 	HFS_OP_CREATE, HFS_OP_FLOCK, HFS_OP_FALLOCATE, HFS_OP_COPY_FILE_RANGE,
-	HFS_OP_LSEEK, HFS_OP__COUNT
+	HFS_OP_LSEEK, HFS_OP_IOCTL, HFS_OP__COUNT
 };
 
 struct hfs_ctl;
@@ -275,6 +275,9 @@ void hfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			 struct fuse_file_info *fi_out, size_t len, int flags);
 void hfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	       struct fuse_file_info *fi);
+void hfs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+	       struct fuse_file_info *fi, unsigned flags, const void *in_buf, size_t in_bufsz,
+	       size_t out_bufsz);
 void hfs_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op);
 
 void hfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);

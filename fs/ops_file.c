@@ -3,8 +3,10 @@
  * A handle is a real fd on the file below, so unlinked files keep working. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -364,4 +366,75 @@ void hfs_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op
 	hfs_count(hfs_of(req), HFS_OP_FLOCK);
 	r = flock(hfs_fh_fd(fi), op);
 	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+/* The inode flags chattr and lsattr use (FS_IOC_GETFLAGS/SETFLAGS) and
+ * the xattr-style ones (FS_IOC_FSGETXATTR/FSSETXATTR): the kernel asks
+ * for them on a handle it opens itself, read-only, after checking the
+ * caller (owner, CAP_LINUX_IMMUTABLE); we ask the file below. A
+ * directory gets an fd of its own (its handle, if any, is not an fd).
+ * Other ioctls are not ours to forward: ENOTTY, as for a file that has
+ * none. */
+void hfs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+	       struct fuse_file_info *fi, unsigned flags, const void *in_buf, size_t in_bufsz,
+	       size_t out_bufsz)
+{
+	struct hfs *fs = hfs_of(req);
+	union {
+		int flags;
+		struct fsxattr fsx;
+	} v;
+	size_t size;
+	int fd, own = 0, r;
+
+	(void)arg;
+	hfs_count(fs, HFS_OP_IOCTL);
+	switch (cmd) {
+	case FS_IOC_GETFLAGS:
+	case FS_IOC_SETFLAGS:
+		size = sizeof(v.flags);
+		break;
+	case FS_IOC_FSGETXATTR:
+	case FS_IOC_FSSETXATTR:
+		size = sizeof(v.fsx);
+		break;
+	default:
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (flags & FUSE_IOCTL_COMPAT) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	memset(&v, 0, sizeof(v));
+	if (cmd == FS_IOC_SETFLAGS || cmd == FS_IOC_FSSETXATTR) {
+		if (in_bufsz < size) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		memcpy(&v, in_buf, size);
+	} else if (out_bufsz < size) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (!(flags & FUSE_IOCTL_DIR) && fi && fi->fh) {
+		fd = hfs_fh_fd(fi);
+	} else {
+		fd = inode_open(fs, inode_get(fs, ino),
+				O_RDONLY | ((flags & FUSE_IOCTL_DIR) ? O_DIRECTORY : 0));
+		if (fd < 0) {
+			fuse_reply_err(req, -fd);
+			return;
+		}
+		own = 1;
+	}
+	r = ioctl(fd, cmd, &v) < 0 ? errno : 0;
+	if (own)
+		close(fd);
+	if (r)
+		fuse_reply_err(req, r);
+	else if (cmd == FS_IOC_GETFLAGS || cmd == FS_IOC_FSGETXATTR)
+		fuse_reply_ioctl(req, 0, &v, size);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
 }

@@ -39,7 +39,7 @@ static const char *const hfs_op_names[HFS_OP__COUNT] = {
 	[HFS_OP_LISTXATTR] = "listxattr", [HFS_OP_REMOVEXATTR] = "removexattr",
 	[HFS_OP_CREATE] = "create", [HFS_OP_FLOCK] = "flock",
 	[HFS_OP_FALLOCATE] = "fallocate", [HFS_OP_COPY_FILE_RANGE] = "copy_file_range",
-	[HFS_OP_LSEEK] = "lseek",
+	[HFS_OP_LSEEK] = "lseek", [HFS_OP_IOCTL] = "ioctl",
 };
 
 const char *hfs_op_name(enum hfs_op op)
@@ -76,6 +76,7 @@ static const struct fuse_lowlevel_ops hfs_ops = {
 	.fallocate = hfs_fallocate,
 	.copy_file_range = hfs_copy_file_range,
 	.lseek = hfs_lseek,
+	.ioctl = hfs_ioctl,
 	.flock = hfs_flock,
 	.opendir = hfs_opendir,
 	.readdir = hfs_readdir,
