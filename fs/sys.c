@@ -91,22 +91,50 @@ int sys_creds_enter(struct hfs *fs, fuse_req_t req, struct sys_creds *c)
 	return 0;
 }
 
-/* The effective capabilities of the caller, from /proc/<tid>/status
- * (0 if unknown or none). */
+/* The capabilities that bear on making a node: what a caller may hold
+ * over files not its own. */
+#define SYS_FS_CAPS                                                                   \
+	((UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_DAC_OVERRIDE) |             \
+	 (UINT64_C(1) << CAP_DAC_READ_SEARCH) | (UINT64_C(1) << CAP_FOWNER) |         \
+	 (UINT64_C(1) << CAP_FSETID) | (UINT64_C(1) << CAP_MKNOD))
+
+/* The file capabilities of the caller, from /proc/<tid>/status: 0 if
+ * unknown, none, or held in another user namespace than ours (there
+ * CapEff shows bits that are worth nothing on our files: a user who ran
+ * unshare -Ur is an ordinary user here). */
 static uint64_t sys_caller_caps(fuse_req_t req)
 {
 	char path[64], line[128];
 	unsigned long long v = 0;
+	struct stat mine, theirs;
+	int pid = (int)fuse_req_ctx(req)->pid;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)fuse_req_ctx(req)->pid);
+	uid_t as = (uid_t)syscall(SYS_geteuid);
+	int ns_ok;
+
+	/* another process's ns link wants ptrace access, which the caller's
+	 * ids without our capabilities lack: look as root for a moment (the
+	 * saved uid is 0), then be the caller again */
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	if (sys_setresuid(-1, 0, -1) < 0)
+		return 0;
+	ns_ok = stat("/proc/self/ns/user", &mine) == 0 && stat(path, &theirs) == 0 &&
+		mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+	if (sys_setresuid(-1, as, -1) < 0) {
+		log_err("cannot act as uid %u again: %s", (unsigned)as, strerror(errno));
+		_exit(70); /* as in sys_creds_leave: no sane way on */
+	}
+	if (!ns_ok)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (!(f = fopen(path, "re")))
 		return 0;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "CapEff: %llx", &v) == 1)
 			break;
 	fclose(f);
-	return v;
+	return v & SYS_FS_CAPS;
 }
 
 int sys_creds_raise(fuse_req_t req, struct sys_creds *c)
@@ -146,11 +174,17 @@ void sys_creds_umask(struct hfs *fs, fuse_req_t req, struct sys_creds *c, mode_t
 
 	if (!fs->acl)
 		return;
+	/* first thing, whatever this caller's umask: a worker started by a
+	 * worker shares its fs_struct, and so whatever umask that one has
+	 * set for the moment, until it takes one of its own */
+	if (sys_own_umask == 0) {
+		sys_own_umask = unshare(CLONE_FS) == 0 ? 1 : -1;
+		if (sys_own_umask > 0)
+			umask(0);
+	}
 	u = fuse_req_ctx(req)->umask & 0777;
 	if (u == 0)
 		return;
-	if (sys_own_umask == 0)
-		sys_own_umask = unshare(CLONE_FS) == 0 ? 1 : -1;
 	if (sys_own_umask < 0) {
 		*mode &= ~u; /* as the kernel would: a default ACL then loses */
 		return;

@@ -3,7 +3,8 @@
 # as a container or a service may) creates entries where its uid alone may
 # not, on the mount as on the disk: the daemon acts with the caller's uid
 # and, when that is refused, with the caller's own capabilities too. The
-# same caller without the capability is still refused.
+# same caller without the capability is still refused, and so is one whose
+# capabilities belong to a user namespace of its own (unshare -Ur).
 # shellcheck source=tests/integration/fs_lib.sh
 . "$(dirname "$0")/fs_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
@@ -23,6 +24,9 @@ run() {
 		if "${CAPS[@]}" sh -c "$step" 2>/dev/null; then echo "with cap: ok: ${step//$1/}"; else echo "with cap: refused: ${step//$1/}"; fi
 	done
 	if "${PLAIN[@]}" mkdir "$d/d2" 2>/dev/null; then echo "without cap: mkdir ok"; else echo "without cap: mkdir refused"; fi
+	# root of a user namespace of its own: its capabilities count there,
+	# not on our files
+	if "${PLAIN[@]}" unshare -Ur mkdir "$d/d3" 2>/dev/null; then echo "userns root: mkdir ok"; else echo "userns root: mkdir refused"; fi
 	(cd "$d" && stat -c '%n %F %u:%g %a' d l f p hl w 2>&1 | sort) || true
 }
 
@@ -34,5 +38,6 @@ cat "$WORK/mount.out"
 diff -u "$WORK/native.out" "$WORK/mount.out" || fail "a caller with capabilities fares otherwise on the mount"
 grep -q "with cap: ok: mkdir" "$WORK/native.out" || fail "the disk itself refused the capable caller: the test proves nothing"
 grep -q "without cap: mkdir refused" "$WORK/mount.out" || fail "the caller without the capability got in"
+grep -q "userns root: mkdir refused" "$WORK/mount.out" || fail "the root of a user namespace got in"
 umount "$WORK/tree"
 echo PASS
