@@ -118,7 +118,11 @@ void hfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 	if (strcmp(name, HFS_XATTR_ACL) != 0) {
 		r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
 	} else if ((r = -sys_creds_enter(fs, req, &c)) == 0) {
-		r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+		/* a caller that is not the owner but holds CAP_FOWNER: with
+		 * its capabilities, as natively */
+		do
+			r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+		while ((r == EPERM || r == EACCES) && sys_creds_raise(req, &c));
 		sys_creds_leave(&c);
 	}
 	track_done(req, &tk);
