@@ -281,16 +281,14 @@ int session_watchdog_main(const char *minor_s, const char *parent_s, const char 
 	sigset_t wait;
 	int sig = SIGUSR1, fd;
 
+	/* only the parent's death moves it: a SIGTERM to the whole group
+	 * (systemctl stop) must leave it watching the daemon's shutdown; the
+	 * daemon ends it with SIGKILL. Every other signal stays blocked, as
+	 * it was at the fork. */
 	sigemptyset(&wait);
 	sigaddset(&wait, SIGUSR1);
-	sigaddset(&wait, SIGTERM);
-	sigaddset(&wait, SIGINT);
-	sigaddset(&wait, SIGHUP);
-	sigprocmask(SIG_BLOCK, &wait, NULL);
 	if (getppid() == parent && sigwait(&wait, &sig) != 0)
 		return 1;
-	if (sig != SIGUSR1)
-		return 0; /* told to go */
 	/* the daemon's main thread is gone: its mount, if still there, has
 	 * no one left to answer it */
 	if (mounts_kernel_dev(mountpoint, type, sizeof(type), &now) <= 0 || now != minor ||
@@ -373,11 +371,17 @@ int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_f
 	r = 0;
 	log_info("unmounting %s", fs->mountpoint);
 unregister:
-	/* the record goes last: once it is gone, the daemon is done */
+	/* Unmounted first (the watchdog before that, while the connection is
+	 * ours): a control client restoring through the mount, blocked on a
+	 * request no worker will serve now, gets ENOTCONN instead of holding
+	 * ctl_stop for its timeout. The checkpoint at unmount reads the disk
+	 * below. The record goes last: once it is gone, the daemon is done. */
+	session_watchdog_stop(watchdog);
+	fuse_session_unmount(fs->se);
 	ctl_stop(fs);
 	ckptd_stop(fs);
 	mounts_remove(fs->id);
-	goto unmount;
+	goto signals;
 ctl:
 	ctl_stop(fs);
 ckpt:
