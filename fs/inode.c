@@ -453,16 +453,32 @@ static dev_t inode_devs[INODE_DEV_SLOTS];
 static _Atomic unsigned inode_ndevs;
 static pthread_mutex_t inode_devs_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A number that uses the top byte itself (overlayfs xino, NFS file ids)
+ * is mixed down to 56 bits: unique but for a 2^-56 chance per pair. */
+static uint64_t inode_ino_low(ino_t ino)
+{
+	const uint64_t low = (UINT64_C(1) << 56) - 1;
+	uint64_t x = (uint64_t)ino;
+
+	if (!(x >> 56))
+		return x;
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x & low;
+}
+
 ino_t inode_ino_out(struct hfs *fs, dev_t dev, ino_t ino)
 {
 	unsigned n = atomic_load_explicit(&inode_ndevs, memory_order_acquire), i;
-	const uint64_t low = (UINT64_C(1) << 56) - 1;
 
 	if (dev == fs->root.dev)
 		return ino;
 	for (i = 0; i < n; i++)
 		if (inode_devs[i] == dev)
-			return (ino_t)((uint64_t)(i + 1) << 56 | ((uint64_t)ino & low));
+			return (ino_t)((uint64_t)(i + 1) << 56 | inode_ino_low(ino));
 	pthread_mutex_lock(&inode_devs_lock);
 	n = atomic_load_explicit(&inode_ndevs, memory_order_relaxed);
 	for (i = 0; i < n && inode_devs[i] != dev; i++)
@@ -474,7 +490,7 @@ ino_t inode_ino_out(struct hfs *fs, dev_t dev, ino_t ino)
 	pthread_mutex_unlock(&inode_devs_lock);
 	if (i == INODE_DEV_SLOTS) /* 255 other filesystems: share the last slot */
 		i = INODE_DEV_SLOTS - 1;
-	return (ino_t)((uint64_t)(i + 1) << 56 | ((uint64_t)ino & low));
+	return (ino_t)((uint64_t)(i + 1) << 56 | inode_ino_low(ino));
 }
 
 /* open_by_handle_at, again when it fails with ENOMEM: the kernel reports
