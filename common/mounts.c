@@ -93,8 +93,26 @@ static void unescape_mountinfo(char *s)
 
 int mounts_fuse_dead(const char *mountpoint)
 {
+	char path[64], buf[32];
 	struct statfs sfs;
+	unsigned minor;
+	ssize_t n;
+	int fd;
 
+	/* requests in flight: a live daemon that is busy or stuck, which a
+	 * statfs would wait for (a dead one's connection is aborted, and
+	 * holds none) */
+	if (mounts_kernel_dev(mountpoint, NULL, 0, &minor) > 0) {
+		snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/waiting", minor);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			buf[n > 0 ? n : 0] = '\0';
+			if (atoi(buf) > 0)
+				return 0;
+		}
+	}
 	return statfs(mountpoint, &sfs) < 0 && errno == ENOTCONN;
 }
 

@@ -46,7 +46,8 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size);
 int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor);
 /* Is the FUSE mount at mountpoint dead (its daemon gone: ENOTCONN)? Asks
  * with statfs, which the kernel never answers from its caches, unlike stat
- * (a dead mount's root keeps its cached attributes). */
+ * (a dead mount's root keeps its cached attributes); not while requests
+ * are in flight on its connection (a busy or stuck daemon: 0). */
 int mounts_fuse_dead(const char *mountpoint);
 /* Every fuse.hermesfs mount of /proc/self/mountinfo (caller frees *out). */
 int mounts_kernel_hermesfs(struct kernel_mount **out, size_t *n);
