@@ -294,7 +294,8 @@ static const char *req_str(const cJSON *req, const char *key, const char *def)
 	static __thread char num[32];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, key);
 
-	if (cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble) {
+	if (cJSON_IsNumber(v) && v->valuedouble > -1e15 && v->valuedouble < 1e15 &&
+	    v->valuedouble == (double)(long long)v->valuedouble) {
 		snprintf(num, sizeof(num), "%lld", (long long)v->valuedouble);
 		return num;
 	}

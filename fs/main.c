@@ -539,6 +539,17 @@ int main(int argc, char **argv)
 		main_usage(stderr);
 		return MAIN_EXIT_USAGE;
 	}
+	/* the FUSE options, before anything is made or checked */
+	{
+		_cleanup_(main_free_args) struct fuse_args check = FUSE_ARGS_INIT(0, NULL);
+		fuse_opt_add_arg(&check, argv[0]);
+		fuse_opt_add_arg(&check, geteuid() == 0 ? "-oallow_other,default_permissions"
+							 : "-odefault_permissions");
+		for (int i = 1; i < args.argc; i++)
+			fuse_opt_add_arg(&check, args.argv[i]);
+		if (!main_fuse_opts_ok(&check))
+			return MAIN_EXIT_USAGE;
+	}
 	fs.ready_fd = -1;
 	fs.writeback = o.writeback;
 	fs.nosplice = o.nosplice;
@@ -586,8 +597,6 @@ int main(int argc, char **argv)
 		fuse_opt_add_arg(&fargs, "-osubtype=hermesfs");
 	if (!o.has_fsname)
 		main_add_fsname(&fargs, fs.source);
-	if (!main_fuse_opts_ok(&fargs))
-		return MAIN_EXIT_USAGE;
 
 	if (!o.foreground) {
 		int pfd[2];

@@ -119,9 +119,9 @@ int cmd_umount(int argc, char **argv)
 		}
 		struct mount_info in;
 		if (mounts_find(path, &in) == 0) {
-			hctl_error("%s is not a mount but lies inside the hermesfs mount %s: "
-				   "'hermesctl umount %s' unmounts that", path, in.mountpoint,
-				   in.mountpoint);
+			hctl_error("%s is not a mountpoint; it belongs to the hermesfs mount %s "
+				   "(tree %s): 'hermesctl umount %s' unmounts that", path,
+				   in.mountpoint, in.source, in.mountpoint);
 			return HCTL_NOTFOUND;
 		}
 		hctl_error("%s is not mounted by hermesfs", path);
