@@ -215,6 +215,23 @@ w_untar() { # RUN DIR
 	[ "$(find "$dir/x" -type f | wc -l)" = "$NTREE" ] ||
 		w_fail "$run: extraction lost files" || { rm -rf "$dir/x"; return 1; }
 	R[$run,untar]=$(elapsed "$t0" "$t1")
+	# walks of the extracted tree: cold, then warm (after one more walk,
+	# which takes what the first left stale), then ls -lR warm (an
+	# xattr lookup per file for the SELinux label and the ACL)
+	drop_caches
+	t0=$(now)
+	find "$dir/x" -ls >/dev/null || w_fail "$run: find failed" || { rm -rf "$dir/x"; return 1; }
+	t1=$(now)
+	R[$run,walkc]=$(elapsed "$t0" "$t1")
+	find "$dir/x" -ls >/dev/null
+	t0=$(now)
+	find "$dir/x" -ls >/dev/null
+	t1=$(now)
+	R[$run,walkw]=$(elapsed "$t0" "$t1")
+	t0=$(now)
+	ls -lR "$dir/x" >/dev/null || w_fail "$run: ls -lR failed" || { rm -rf "$dir/x"; return 1; }
+	t1=$(now)
+	R[$run,lslr]=$(elapsed "$t0" "$t1")
 	rm -rf "$dir/x"
 }
 
@@ -348,6 +365,9 @@ row "stat ${NFILES} files (s)" files_stat time
 row "delete ${NFILES} files (s)" files_delete time
 row "create+stat+delete total (s)" files time
 row "extract ${NTREE}-file tar (s)" untar time
+row "find -ls of it, cold (s)" walkc time
+row "find -ls of it, warm (s)" walkw time
+row "ls -lR of it, warm (s)" lslr time
 printf '\n'
 printf '%s\n' "${SUMMARY[@]}"
 [ "$BENCH_FAILED" = 0 ] || t_fail "some workloads failed (see FAIL above)"
