@@ -44,12 +44,8 @@ except OSError as e:
 PY
 	cat "$d/f"
 )
-mkdir -p "$WORK/native" "$WORK/tree"
-run "$WORK/native" >"$WORK/native.out" 2>&1 || true
-fs_mount "$WORK/tree"
-run "$WORK/tree" >"$WORK/mount.out" 2>&1 || true
-cat "$WORK/mount.out"
+fs_run_both run
 grep -q "^ok: chattr +a" "$WORK/native.out" || { echo "skip: the disk below takes no inode flags"; exit 77; }
-diff -u "$WORK/native.out" "$WORK/mount.out" || fail "inode flags act otherwise on the mount"
+fs_diff_both "inode flags"
 umount "$WORK/tree"
 echo PASS

@@ -65,3 +65,21 @@ fs_is_mounted() {
 	awk -v m="$1" '$5 == m { sub(/.* - /, ""); print $1 }' /proc/self/mountinfo |
 		grep -qx 'fuse.hermesfs'
 }
+
+# fs_run_both FUNC: FUNC DIR on a plain directory ($WORK/native) and on a
+# mount of a sibling ($WORK/tree), both on the same disk, each transcript
+# (stdout and stderr) in $WORK/native.out and $WORK/mount.out; the mount's
+# is shown. Check what the test needs of them, then fs_diff_both.
+fs_run_both() {
+	mkdir -p "$WORK/native" "$WORK/tree"
+	chmod 0755 "$WORK" "$WORK/native" "$WORK/tree"
+	"$1" "$WORK/native" >"$WORK/native.out" 2>&1 || true
+	fs_mount "$WORK/tree"
+	"$1" "$WORK/tree" >"$WORK/mount.out" 2>&1 || true
+	cat "$WORK/mount.out"
+}
+
+# fs_diff_both WHAT: the two transcripts must be the same
+fs_diff_both() {
+	diff -u "$WORK/native.out" "$WORK/mount.out" || fail "$1 on the mount differs from the disk"
+}

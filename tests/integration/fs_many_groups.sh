@@ -20,13 +20,8 @@ run() { # DIR: what happened, one line each
 	if "${AS[@]}" mkdir "$d/s/d" 2>/dev/null; then echo "mkdir in set-gid dir: ok"; else echo "mkdir in set-gid dir: refused"; fi
 	stat -c '%n %u:%g' "$d/g/f" "$d/s/d" 2>&1 | sed "s|$d/||" || true
 }
-mkdir -p "$WORK/native" "$WORK/tree"
-chmod 0755 "$WORK" "$WORK/native" "$WORK/tree"
-run "$WORK/native" >"$WORK/native.out"
-fs_mount "$WORK/tree"
-run "$WORK/tree" >"$WORK/mount.out"
-cat "$WORK/mount.out"
+fs_run_both run
 grep -q "create in group dir: ok" "$WORK/native.out" || fail "the disk refused the caller: the test proves nothing"
-diff -u "$WORK/native.out" "$WORK/mount.out" || fail "a caller in 300 groups fares otherwise on the mount"
+fs_diff_both "what a caller in 300 groups may do"
 umount "$WORK/tree"
 echo PASS
