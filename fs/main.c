@@ -261,9 +261,17 @@ static int main_check_source(struct hfs *fs, const char *arg, struct herr *e)
 	if ((why = paths_refuse_tree(fs->source)))
 		return err_set(e, -EPERM, "%s", why);
 	paths_tree_id(fs->source, fs->id);
-	if (mounts_kernel_has(fs->source, NULL, 0) > 0 ||
-	    (mounts_find(fs->source, &m) == 0 && strcmp(m.id, fs->id) == 0 && m.alive))
+	if (mounts_kernel_has(fs->source, NULL, 0) > 0)
 		return err_set(e, -EBUSY, "%s is already mounted by hermesfs", fs->source);
+	if (mounts_find(fs->source, &m) == 0 && strcmp(m.id, fs->id) == 0 && m.alive) {
+		if (m.mounted)
+			return err_set(e, -EBUSY, "%s is already mounted by hermesfs on %s",
+				       fs->source, m.mountpoint);
+		return err_set(e, -EBUSY,
+			       "%s was just unmounted and its daemon (pid %d) is still finishing "
+			       "(its last checkpoint): try again in a moment",
+			       fs->source, (int)m.pid);
+	}
 	if (main_holds_mount(fs->source, below, sizeof(below)))
 		return err_set(e, -EBUSY,
 			       "%s holds the hermesfs mount %s: unmount that first (this mount would hide it)",
