@@ -1,10 +1,34 @@
 /* A tiny TAP producer for unit tests: ok()/is()/done_testing(). */
 #pragma once
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 static int tap_n, tap_failed;
+
+/* One result line; a description that holds newlines or tabs (a shell
+ * snippet under test) is written with them escaped, so the TAP stays one
+ * line per result. */
+__attribute__((format(printf, 2, 3), unused)) static void tap_result(int c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printf("%sok %d - ", c ? "" : "not ", tap_n);
+	for (const char *p = buf; *p; p++) {
+		if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else
+			putchar(*p);
+	}
+	putchar('\n');
+}
 
 #define ok(cond, ...)                                                        \
 	do {                                                                 \
@@ -12,9 +36,7 @@ static int tap_n, tap_failed;
 		tap_n++;                                                     \
 		if (!tap_c)                                                  \
 			tap_failed++;                                        \
-		printf("%sok %d - ", tap_c ? "" : "not ", tap_n);            \
-		printf(__VA_ARGS__);                                         \
-		printf("\n");                                                \
+		tap_result(tap_c, __VA_ARGS__);                              \
 		if (!tap_c)                                                  \
 			printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, \
 			       #cond);                                       \
