@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -91,6 +92,25 @@ static void unescape_mountinfo(char *s)
 	*w = '\0';
 }
 
+#define MOUNTS_FUSECTL "/sys/fs/fuse/connections"
+
+int mounts_fuse_abort(unsigned minor)
+{
+	char path[64];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), MOUNTS_FUSECTL "/%u/abort", minor);
+	if (access(path, F_OK) < 0 && geteuid() == 0)
+		mount("fusectl", MOUNTS_FUSECTL, "fusectl", 0, NULL); /* not mounted yet */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
 int mounts_fuse_dead(const char *mountpoint)
 {
 	char path[64], buf[32];
@@ -103,7 +123,7 @@ int mounts_fuse_dead(const char *mountpoint)
 	 * statfs would wait for (a dead one's connection is aborted, and
 	 * holds none) */
 	if (mounts_kernel_dev(mountpoint, NULL, 0, &minor) > 0) {
-		snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/waiting", minor);
+		snprintf(path, sizeof(path), MOUNTS_FUSECTL "/%u/waiting", minor);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			n = read(fd, buf, sizeof(buf) - 1);

@@ -44,6 +44,10 @@ int mounts_kernel_has(const char *mountpoint, char *fstype, size_t size);
 /* The same, also giving the device minor: the FUSE connection's number in
  * /sys/fs/fuse/connections. */
 int mounts_kernel_dev(const char *mountpoint, char *fstype, size_t size, unsigned *minor);
+/* Abort FUSE connection minor (/sys/fs/fuse/connections, mounted first if
+ * need be): its requests fail, and so does every later one. 0 or -errno
+ * (EACCES: not root; ENOENT: no such connection). */
+int mounts_fuse_abort(unsigned minor);
 /* Is the FUSE mount at mountpoint dead (its daemon gone: ENOTCONN)? Asks
  * with statfs, which the kernel never answers from its caches, unlike stat
  * (a dead mount's root keeps its cached attributes); not while requests

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -275,11 +274,11 @@ static void session_watchdog_stop(pid_t pid)
 
 int session_watchdog_main(const char *minor_s, const char *parent_s, const char *mountpoint)
 {
-	char path[64], type[64];
+	char type[64];
 	unsigned minor = (unsigned)strtoul(minor_s, NULL, 10), now;
 	pid_t parent = (pid_t)strtol(parent_s, NULL, 10);
 	sigset_t wait;
-	int sig = SIGUSR1, fd;
+	int sig = SIGUSR1;
 
 	/* only the parent's death moves it: a SIGTERM to the whole group
 	 * (systemctl stop) must leave it watching the daemon's shutdown; the
@@ -294,18 +293,7 @@ int session_watchdog_main(const char *minor_s, const char *parent_s, const char 
 	if (mounts_kernel_dev(mountpoint, type, sizeof(type), &now) <= 0 || now != minor ||
 	    strcmp(type, "fuse.hermesfs") != 0)
 		return 0;
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor);
-	if (access(path, F_OK) < 0)
-		mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0, NULL);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 1;
-	if (write(fd, "1", 1) < 0) {
-		close(fd);
-		return 1;
-	}
-	close(fd);
-	return 0;
+	return mounts_fuse_abort(minor) < 0 ? 1 : 0;
 }
 
 int session_run(struct hfs *fs, struct fuse_args *args, int threads, int clone_fd,

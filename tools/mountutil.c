@@ -52,32 +52,21 @@ int hctl_abspath(const char *in, char *out, size_t size)
 	return 0;
 }
 
-/* Detach a mount whose daemon is gone and forget its record. */
 /* Abort the FUSE connection of a dead mount: a daemon killed while one of
  * its threads waited on a request to its own mount (a restore writes through
  * it) cannot finish dying until the kernel gives up that request, and until
  * then it keeps its files, the store's lock among them. */
 static void hctl_fuse_abort(const char *mountpoint)
 {
-	const char *dir = "/sys/fs/fuse/connections";
-	char path[PATH_MAX];
 	unsigned minor = 0;
-	int fd;
 
-	if (mounts_kernel_dev(mountpoint, NULL, 0, &minor) <= 0)
-		return;
-	snprintf(path, sizeof(path), "%s/%u/abort", dir, minor);
-	if (access(path, F_OK) < 0 && geteuid() == 0)
-		mount("fusectl", dir, "fusectl", 0, NULL); /* not mounted yet */
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return; /* not ours to abort (non-root), or already gone */
-	if (write(fd, "1", 1) < 0) {
-		/* nothing more to do: detaching still frees the path */
-	}
-	close(fd);
+	/* not ours to abort (non-root), or already gone: detaching still
+	 * frees the path */
+	if (mounts_kernel_dev(mountpoint, NULL, 0, &minor) > 0)
+		mounts_fuse_abort(minor);
 }
 
+/* Detach a mount whose daemon is gone and forget its record. */
 int hctl_cleanup_dead(const struct mount_info *m)
 {
 	if (m->mounted)
