@@ -168,10 +168,9 @@ static int paths_resolve_existing(const char *path, char *out, size_t size)
 	if (snprintf(head, sizeof(head), "%s", path) >= (int)sizeof(head))
 		return -ENAMETOOLONG;
 	for (;;) {
-		if (realpath(head[0] ? head : "/", real)) {
+		if (realpath(head, real)) {
 			const char *rest = cut ? path + (cut - head) : "";
-			int n = snprintf(out, size, "%s%s", strcmp(real, "/") == 0 && *rest ? "" : real,
-					 rest);
+			int n = snprintf(out, size, "%s%s", real, rest);
 			return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 		}
 		char *slash = strrchr(head, '/');
@@ -184,21 +183,36 @@ static int paths_resolve_existing(const char *path, char *out, size_t size)
 	}
 }
 
-const char *paths_refuse_tree(const char *abspath)
+enum paths_refusal paths_refusal_of(const char *abspath)
 {
 	char hh[PATH_MAX];
 
 	if (strcmp(abspath, "/") == 0)
-		return "refusing to protect /: the whole filesystem is too broad";
+		return PATHS_REFUSE_ROOT;
 	if (paths_is_home(abspath))
-		return "refusing to protect a home directory: pick a project below it";
+		return PATHS_REFUSE_HOME;
 	if (paths_hermes_home(hh, sizeof(hh)) == 0) {
 		/* through symlinks, even into parts not made yet: a home inside
 		 * the tree would have the daemon write into its own mount */
 		char real[PATH_MAX];
 		const char *h = paths_resolve_existing(hh, real, sizeof(real)) == 0 ? real : hh;
 		if (paths_is_under(h, abspath))
-			return "refusing to protect a tree that holds $HERMES_HOME: the store would live inside the tree it protects";
+			return PATHS_REFUSE_HERMES_HOME;
+	}
+	return PATHS_REFUSE_NONE;
+}
+
+const char *paths_refuse_tree(const char *abspath)
+{
+	switch (paths_refusal_of(abspath)) {
+	case PATHS_REFUSE_ROOT:
+		return "refusing to protect /: the whole filesystem is too broad";
+	case PATHS_REFUSE_HOME:
+		return "refusing to protect a home directory: pick a project below it";
+	case PATHS_REFUSE_HERMES_HOME:
+		return "refusing to protect a tree that holds $HERMES_HOME: the store would live inside the tree it protects";
+	case PATHS_REFUSE_NONE:
+		break;
 	}
 	return NULL;
 }

@@ -21,5 +21,14 @@ int paths_is_under(const char *path, const char *dir);
 int paths_resolve(const char *path, char *out, size_t size, struct herr *e);
 /* "$HERMES_HOME/<sub>" into out, creating it (0700) when mkdir is set. */
 int paths_state_dir(const char *sub, int mkdir, char *out, size_t size);
-/* Why a tree may not be protected: NULL if it may, else a reason. */
+/* Why a directory may be neither protected nor mounted on: it is /, a
+ * home directory, or holds $HERMES_HOME (symlinks resolved). */
+enum paths_refusal {
+	PATHS_REFUSE_NONE,
+	PATHS_REFUSE_ROOT,
+	PATHS_REFUSE_HOME,
+	PATHS_REFUSE_HERMES_HOME,
+};
+enum paths_refusal paths_refusal_of(const char *abspath);
+/* The same said of a tree to protect: NULL if it may be, else a reason. */
 const char *paths_refuse_tree(const char *abspath);

@@ -179,10 +179,10 @@ static inline void hfs_count(struct hfs *fs, enum hfs_op op)
 int inode_table_init(struct hfs *fs, int root_fd);
 void inode_table_free(struct hfs *fs);
 struct hfs_inode *inode_get(struct hfs *fs, fuse_ino_t ino);
-/* Look name up below parent; on success *out holds one new kernel reference
- * and e is filled. ENOENT is returned as is (callers cache it). */
 /* The inode number the mount shows for (dev, ino) below. */
 ino_t inode_ino_out(struct hfs *fs, dev_t dev, ino_t ino);
+/* Look name up below parent; on success *out holds one new kernel reference
+ * and e is filled. ENOENT is returned as is (callers cache it). */
 int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 		 struct fuse_entry_param *e);
 void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n);

@@ -2,8 +2,8 @@
  * refusals, opening the tree before it is covered, and daemonizing so the
  * parent exits only once the mount is live (or prints why it is not). */
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -286,7 +286,6 @@ static int main_check_mountpoint(struct hfs *fs, const char *arg, struct herr *e
 {
 	char below[PATH_MAX];
 	struct stat st;
-	const char *why;
 
 	if (!arg) {
 		snprintf(fs->mountpoint, sizeof(fs->mountpoint), "%s", fs->source);
@@ -300,17 +299,20 @@ static int main_check_mountpoint(struct hfs *fs, const char *arg, struct herr *e
 		return err_prefix(e, "cannot mount on");
 	if (strcmp(fs->mountpoint, fs->source) == 0)
 		return 0;
-	if ((why = paths_refuse_tree(fs->mountpoint))) {
-		/* the same refusals, said of a mountpoint: it would cover it */
-		if (strstr(why, "$HERMES_HOME"))
-			return err_set(e, -EPERM,
-				       "refusing to mount on %s: it holds $HERMES_HOME, which the mount would cover (the daemon would write its log and store through its own mount)",
-				       fs->mountpoint);
-		if (strcmp(fs->mountpoint, "/") == 0)
-			return err_set(e, -EPERM,
-				       "refusing to mount on /: the mount would cover the whole filesystem");
+	/* the tree's refusals, said of a mountpoint: the mount would cover it */
+	switch (paths_refusal_of(fs->mountpoint)) {
+	case PATHS_REFUSE_ROOT:
+		return err_set(e, -EPERM,
+			       "refusing to mount on /: the mount would cover the whole filesystem");
+	case PATHS_REFUSE_HOME:
 		return err_set(e, -EPERM, "refusing to mount on %s: it is a home directory",
 			       fs->mountpoint);
+	case PATHS_REFUSE_HERMES_HOME:
+		return err_set(e, -EPERM,
+			       "refusing to mount on %s: it holds $HERMES_HOME, which the mount would cover (the daemon would write its log and store through its own mount)",
+			       fs->mountpoint);
+	case PATHS_REFUSE_NONE:
+		break;
 	}
 	if (paths_is_under(fs->mountpoint, fs->source))
 		return err_set(e, -EINVAL,
@@ -547,17 +549,15 @@ int main(int argc, char **argv)
 		main_usage(stderr);
 		return MAIN_EXIT_USAGE;
 	}
-	/* the FUSE options, before anything is made or checked */
-	{
-		_cleanup_(main_free_args) struct fuse_args check = FUSE_ARGS_INIT(0, NULL);
-		fuse_opt_add_arg(&check, argv[0]);
-		fuse_opt_add_arg(&check, geteuid() == 0 ? "-oallow_other,default_permissions"
-							 : "-odefault_permissions");
-		for (int i = 1; i < args.argc; i++)
-			fuse_opt_add_arg(&check, args.argv[i]);
-		if (!main_fuse_opts_ok(&check))
-			return MAIN_EXIT_USAGE;
-	}
+	/* our defaults first, so the caller's -o options override them; and
+	 * whether libfuse takes them, before anything is made or checked */
+	fuse_opt_add_arg(&fargs, argv[0]);
+	fuse_opt_add_arg(&fargs, geteuid() == 0 ? "-oallow_other,default_permissions,dev,suid"
+						: "-odefault_permissions");
+	for (int i = 1; i < args.argc; i++)
+		fuse_opt_add_arg(&fargs, args.argv[i]);
+	if (!main_fuse_opts_ok(&fargs))
+		return MAIN_EXIT_USAGE;
 	fs.ready_fd = -1;
 	fs.writeback = o.writeback;
 	fs.nosplice = o.nosplice;
@@ -595,12 +595,6 @@ int main(int argc, char **argv)
 		fs.fd_budget = o.fd_budget;
 	main_setup_handle_fds(&fs, o.handle_fds);
 
-	/* our defaults first, so the caller's -o options override them */
-	fuse_opt_add_arg(&fargs, argv[0]);
-	fuse_opt_add_arg(&fargs, geteuid() == 0 ? "-oallow_other,default_permissions,dev,suid"
-						: "-odefault_permissions");
-	for (int i = 1; i < args.argc; i++)
-		fuse_opt_add_arg(&fargs, args.argv[i]);
 	if (!o.has_subtype)
 		fuse_opt_add_arg(&fargs, "-osubtype=hermesfs");
 	if (!o.has_fsname)

@@ -248,7 +248,7 @@ static int scan_open(int dirfd, const char *name, int flags)
 
 	if (fd < 0 && errno == EPERM)
 		fd = openat(dirfd, name, flags);
-	return fd < 0 ? -1 : fd;
+	return fd;
 }
 
 static int hash_at(const struct hash_dest *d, int dirfd, const char *name,

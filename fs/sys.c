@@ -107,11 +107,9 @@ static uint64_t sys_caller_caps(fuse_req_t req)
 	char path[64], line[128];
 	unsigned long long v = 0;
 	struct stat mine, theirs;
-	int pid = (int)fuse_req_ctx(req)->pid;
-	FILE *f;
-
+	int pid = (int)fuse_req_ctx(req)->pid, ns_ok;
 	uid_t as = (uid_t)syscall(SYS_geteuid);
-	int ns_ok;
+	FILE *f;
 
 	/* another process's ns link wants ptrace access, which the caller's
 	 * ids without our capabilities lack: look as root for a moment (the

@@ -131,6 +131,8 @@ int cmd_status(int argc, char **argv)
 		    !paths_is_under(only, v[i].source))
 			continue;
 		const char *state = mount_state(&v[i], &detail);
+		/* only a daemon that runs has an uptime */
+		int running = strcmp(state, "ok") == 0 || strcmp(state, "unresponsive") == 0;
 		long long up = v[i].started ? (long long)time(NULL) - v[i].started : 0;
 		dead += strcmp(state, "dead") == 0;
 		shown++;
@@ -138,8 +140,7 @@ int cmd_status(int argc, char **argv)
 			cJSON *o = hctl_mount_json(&v[i]);
 			cJSON_AddBoolToObject(o, "registered", 1);
 			cJSON_AddStringToObject(o, "state", state);
-			/* only a daemon that runs has an uptime */
-			if (strcmp(state, "ok") == 0 || strcmp(state, "unresponsive") == 0)
+			if (running)
 				cJSON_AddNumberToObject(o, "uptime_s", (double)up);
 			if (detail) {
 				static const char *const keep[] = { "ops", "checkpoints", "inodes", "inode_fds",
@@ -153,7 +154,7 @@ int cmd_status(int argc, char **argv)
 			cJSON_AddItemToArray(arr, o);
 		} else {
 			char upbuf[32];
-			if (strcmp(state, "ok") == 0 || strcmp(state, "unresponsive") == 0)
+			if (running)
 				snprintf(upbuf, sizeof(upbuf), "%lldh%02lldm", up / 3600, up / 60 % 60);
 			else
 				snprintf(upbuf, sizeof(upbuf), "-");
