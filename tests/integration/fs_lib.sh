@@ -14,17 +14,33 @@ mkdir -p "$HERMES_HOME"
 FS_MOUNTS=()
 
 fs_cleanup() {
-	local m pid
+	local m pid i pids=()
+	set +e
+	cd / || true
 	for m in "${FS_MOUNTS[@]}"; do
-		pid=$(fs_pid_of "$m" 2>/dev/null || true)
+		pid=$(fs_pid_of "$m" 2>/dev/null)
 		if fs_is_mounted "$m"; then
-			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null
 		fi
 		if [ -n "$pid" ]; then
-			kill "$pid" 2>/dev/null || true
+			kill "$pid" 2>/dev/null
+			pids+=("$pid")
 		fi
 	done
-	rm -rf "$WORK"
+	# A daemon still exiting writes its log and run record under $WORK:
+	# wait for it (a sanitizer build takes a while), or rm races with it.
+	for pid in "${pids[@]}"; do
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+	done
+	if findmnt -rn -o TARGET | grep -q "^$WORK/"; then
+		echo "leaving $WORK: still mounted below it" >&2
+	else
+		rm -rf "$WORK" 2>/dev/null || { sleep 0.5; rm -rf "$WORK"; }
+	fi
 }
 trap fs_cleanup EXIT
 
