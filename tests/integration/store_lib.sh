@@ -4,7 +4,18 @@
 set -euo pipefail
 HCTL=$BUILD/tools/hermesctl
 WORK=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+# A background collection started by a checkpoint may still be writing
+# into a store: wait for its lock before removing everything, or rm races
+# with it ("Directory not empty") and fails a test that passed.
+store_lib_cleanup() {
+	local l
+	[ -z "${KEEP:-}" ] || return 0
+	for l in "$WORK"/home/checkpoints/*/gc.lock; do
+		[ -e "$l" ] && timeout 120 flock "$l" true
+	done
+	rm -rf "$WORK" 2>/dev/null || { sleep 0.5; rm -rf "$WORK"; }
+}
+trap store_lib_cleanup EXIT
 export HERMES_HOME=$WORK/home
 TREE=$WORK/tree
 mkdir -p "$HERMES_HOME" "$TREE"
