@@ -498,9 +498,12 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 {
 	struct hfs_ckpt *c = fs->ckpt;
 	const char *spec = req_str(req, "spec", "");
+	const cJSON *um = cJSON_GetObjectItemCaseSensitive(req, "umask");
+	mode_t mask = cJSON_IsNumber(um) ? (mode_t)((unsigned)um->valuedouble & 0777) : 022;
 	const char **pv = NULL;
 	char oid[STORE_OID_HEX], safety[STORE_OID_HEX] = "", reason[128];
-	size_t np = 0, changed = 0;
+	size_t np = 0;
+	struct store_restore_out res = { 0 };
 	struct ckptd_ids ids;
 	int r, mfd;
 
@@ -509,6 +512,14 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	pthread_mutex_lock(&c->op_lock);
 	pthread_mutex_lock(&c->store_lock);
 	r = store_resolve(c->store, spec, oid, e);
+	/* a request that cannot be done must not add a safety checkpoint */
+	if (r == 0 && np) {
+		mfd = open(fs->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = mfd < 0 ? err_sys(e, -errno, "cannot open the mount %s", fs->mountpoint)
+			    : store_restore_check(c->store, mfd, oid, pv, np, e);
+		if (mfd >= 0)
+			close(mfd);
+	}
 	pthread_mutex_unlock(&c->store_lock);
 	if (r < 0)
 		goto out;
@@ -532,21 +543,32 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 		r = err_sys(e, -errno, "cannot open the mount %s", fs->mountpoint);
 	} else {
 		pthread_mutex_lock(&c->store_lock);
-		r = store_restore(c->store, mfd, oid, np ? pv : NULL, np, &changed, e);
+		r = store_restore(c->store, mfd, oid, np ? pv : NULL, np, mask, &res, e);
 		pthread_mutex_unlock(&c->store_lock);
 		close(mfd);
 	}
 	ckptd_ids_leave(&ids);
 	turns_resume(c->turns);
 	if (r >= 0) {
-		log_info("restored %s to %.12s (%zu paths changed; safety checkpoint %.12s)",
-			 np ? "some files" : "the tree", oid, changed, safety);
+		cJSON *kept = cJSON_AddArrayToObject(resp, "kept");
+		log_info("restored %s to %.12s (%zu paths changed, %zu kept; safety checkpoint %.12s)",
+			 np ? "some files" : "the tree", oid, res.changed, res.nkept, safety);
 		cJSON_AddStringToObject(resp, "oid", oid);
 		cJSON_AddStringToObject(resp, "safety_oid", safety);
-		cJSON_AddNumberToObject(resp, "changed", (double)changed);
+		cJSON_AddNumberToObject(resp, "changed", (double)res.changed);
+		for (size_t i = 0; kept && i < res.nkept; i++)
+			cJSON_AddItemToArray(kept, cJSON_CreateString(res.kept[i]));
+	} else if (res.changed > 0) {
+		/* part of the tree changed: say how to get it back */
+		size_t len = strlen(e->msg);
+		snprintf(e->msg + len, sizeof(e->msg) - len,
+			 "; %zu path%s changed before that: the state before this rollback "
+			 "is checkpoint %.8s ('hermesctl rollback %.8s' undoes it)",
+			 res.changed, res.changed == 1 ? "" : "s", safety, safety);
 	}
 out:
 	pthread_mutex_unlock(&c->op_lock);
+	store_restore_out_free(&res);
 	free(pv);
 	return r < 0 ? r : 0;
 }

@@ -123,13 +123,32 @@ struct store_diff_opts {
 int store_diff(struct store *st, int rootfd, const char *oid,
 	       const struct store_diff_opts *o, FILE *out, struct herr *e);
 
+/* What a restore did. kept: paths it left as they were because the
+ * safety checkpoint does not hold them (a file over the size cap, or one
+ * made after that checkpoint): writing over them would destroy the only
+ * copy, and the undo could not bring them back. */
+struct store_restore_out {
+	size_t changed; /* paths written or removed */
+	char **kept;
+	size_t nkept;
+};
+void store_restore_out_free(struct store_restore_out *o);
+
+/* Check a restore request before its safety checkpoint is taken, so a
+ * typo does not add a checkpoint (and renumber the list): each path must
+ * be in checkpoint oid, in the newest checkpoint, or on the disk. */
+int store_restore_check(struct store *st, int rootfd, const char *oid,
+			const char *const *paths, size_t npaths, struct herr *e);
+
 /* Make the tracked part of the tree equal to checkpoint oid: everything
  * (paths NULL) or only the given paths (files or directories). Excluded
- * paths are never touched. The caller takes the safety checkpoint first.
- * *changed receives the number of paths written or removed. */
+ * paths are never touched, nor (see kept) paths the newest checkpoint
+ * lacks. The caller takes the safety checkpoint first. Files and
+ * directories it makes get 0666/0777 less umask (a file that is there
+ * keeps its permissions). */
 int store_restore(struct store *st, int rootfd, const char *oid,
-		  const char *const *paths, size_t npaths, size_t *changed,
-		  struct herr *e);
+		  const char *const *paths, size_t npaths, mode_t umask,
+		  struct store_restore_out *out, struct herr *e);
 
 /* Retention: keep at most max_snapshots checkpoints (after each checkpoint
  * the chain is trimmed to 90% of it once it is exceeded, so the chain is

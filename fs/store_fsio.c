@@ -58,7 +58,7 @@ int fsio_lstat(int rootfd, const char *relpath, struct stat *st)
 	return fstat(fd, st) < 0 ? -errno : 0;
 }
 
-int fsio_open_parent(int rootfd, const char *relpath, int create, const char **base)
+int fsio_open_parent(int rootfd, const char *relpath, mode_t dir_mode, const char **base)
 {
 	char comp[NAME_MAX + 1];
 	const char *p = relpath, *slash;
@@ -79,11 +79,12 @@ int fsio_open_parent(int rootfd, const char *relpath, int create, const char **b
 		nfd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* a file or symlink in the way of a restored path goes (it is
 		 * in the safety checkpoint) */
-		if (nfd < 0 && (errno == ENOTDIR || errno == ELOOP) && create &&
+		if (nfd < 0 && (errno == ENOTDIR || errno == ELOOP) && dir_mode &&
 		    unlinkat(dfd, comp, 0) == 0)
 			errno = ENOENT;
-		if (nfd < 0 && errno == ENOENT && create) {
-			if (mkdirat(dfd, comp, 0777) < 0 && errno != EEXIST) {
+		if (nfd < 0 && errno == ENOENT && dir_mode) {
+			/* dir_mode is already masked: the daemon runs with umask 0 */
+			if (mkdirat(dfd, comp, dir_mode & 07777) < 0 && errno != EEXIST) {
 				int r = -errno;
 				close(dfd);
 				return r;
@@ -134,10 +135,10 @@ static int fsio_rmdir_dirs_only(int dfd, const char *name, int depth)
 }
 
 int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
-	       mode_t mode, int is_link)
+	       mode_t mode, mode_t dir_mode, int is_link)
 {
 	const char *base;
-	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, 1, &base);
+	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, dir_mode, &base);
 	char tmp[64];
 	struct stat old;
 	int have_old, r = 0;

@@ -90,13 +90,13 @@ int store_state_put(struct store *st, int *fd, const char *name, const char *tex
 int fsio_open(int rootfd, const char *relpath, int flags);
 int fsio_lstat(int rootfd, const char *relpath, struct stat *st);
 /* Open the parent directory of relpath and point *base at the last
- * component. With create, missing directories are made and files or
- * symlinks in their way are removed. */
-int fsio_open_parent(int rootfd, const char *relpath, int create, const char **base);
+ * component. With dir_mode (not 0), missing directories are made with
+ * it and files or symlinks in their way are removed. */
+int fsio_open_parent(int rootfd, const char *relpath, mode_t dir_mode, const char **base);
 /* Replace relpath atomically with a file of this content and mode, or a
- * symlink to content when is_link. */
+ * symlink to content when is_link; missing parents get dir_mode. */
 int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
-	       mode_t mode, int is_link);
+	       mode_t mode, mode_t dir_mode, int is_link);
 /* Remove relpath (file, symlink or, recursively, a directory), then its
  * parent directories that became empty. */
 int fsio_remove(int rootfd, const char *relpath);

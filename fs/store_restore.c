@@ -15,10 +15,73 @@
 struct restore_ctx {
 	struct store *st;
 	int rootfd;
-	size_t changed;
+	git_tree *cur; /* the newest checkpoint: the safety one */
+	mode_t umask;
+	struct store_restore_out *out;
 	int first_err;
 	struct herr *e;
 };
+
+void store_restore_out_free(struct store_restore_out *o)
+{
+	for (size_t i = 0; i < o->nkept; i++)
+		free(o->kept[i]);
+	free(o->kept);
+	o->kept = NULL;
+	o->nkept = 0;
+}
+
+static void restore_keep(struct restore_ctx *c, const char *path)
+{
+	char **k = realloc(c->out->kept, (c->out->nkept + 1) * sizeof(*k));
+	char *dup = strdup(path);
+
+	if (!k || !dup) {
+		free(dup);
+		if (k)
+			c->out->kept = k;
+		if (c->first_err == 0)
+			c->first_err = err_set(c->e, -ENOMEM, "out of memory");
+		return;
+	}
+	c->out->kept = k;
+	c->out->kept[c->out->nkept++] = dup;
+}
+
+/* Does writing path destroy something no checkpoint holds? True when path
+ * or one of its parents stands on the disk as a non-directory that the
+ * safety checkpoint lacks: a new file over the size cap, or one made
+ * since (on a live mount). Only the first such component matters. */
+static int restore_in_way(struct restore_ctx *c, const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+	char *p = buf;
+
+	if (len >= sizeof(buf))
+		return 0;
+	memcpy(buf, path, len + 1);
+	for (;;) {
+		char *slash = strchr(p, '/');
+		struct stat sb;
+		git_tree_entry *te = NULL;
+		int tracked;
+
+		if (slash)
+			*slash = '\0';
+		if (fsio_lstat(c->rootfd, buf, &sb) < 0)
+			return 0; /* nothing there: nothing to lose */
+		if (!S_ISDIR(sb.st_mode)) {
+			tracked = git_tree_entry_bypath(&te, c->cur, buf) == 0;
+			git_tree_entry_free(te);
+			return !tracked;
+		}
+		if (!slash)
+			return 0;
+		*slash = '/';
+		p = slash + 1;
+	}
+}
 
 static void restore_fail(struct restore_ctx *c, int r, const char *path, const char *why)
 {
@@ -39,7 +102,7 @@ static mode_t restore_mode(struct restore_ctx *c, const char *path, int exec)
 	if (fsio_lstat(c->rootfd, path, &sb) == 0 && S_ISREG(sb.st_mode))
 		m = sb.st_mode & 07777;
 	else
-		m = 0666 & ~c->st->umask;
+		m = 0666 & ~c->umask;
 	if (exec)
 		m |= (m & 0444) >> 2;
 	else
@@ -54,6 +117,10 @@ static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 
 	if (store_ignore_match(c->st->ignore, f->path, 0))
 		return;
+	if (restore_in_way(c, f->path)) {
+		restore_keep(c, f->path);
+		return;
+	}
 	if (git_blob_lookup(&blob, c->st->repo, &f->id) < 0) {
 		restore_fail(c, -EIO, f->path, "the checkpoint lacks its content");
 		return;
@@ -61,7 +128,7 @@ static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 	r = fsio_write(c->rootfd, f->path, git_blob_rawcontent(blob),
 		       (size_t)git_blob_rawsize(blob),
 		       restore_mode(c, f->path, f->mode == GIT_FILEMODE_BLOB_EXECUTABLE),
-		       f->mode == GIT_FILEMODE_LINK);
+		       S_IFDIR | (0777 & ~c->umask), f->mode == GIT_FILEMODE_LINK);
 	git_blob_free(blob);
 	if (r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST)
 		restore_fail(c, r, f->path, "a directory holding untracked files is in the way");
@@ -70,7 +137,7 @@ static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 	else if (r < 0)
 		restore_fail(c, r, f->path, NULL);
 	else
-		c->changed++;
+		c->out->changed++;
 }
 
 static void restore_remove(struct restore_ctx *c, const char *path)
@@ -83,40 +150,74 @@ static void restore_remove(struct restore_ctx *c, const char *path)
 	if (r < 0 && r != -ENOTEMPTY)
 		restore_fail(c, r, path, NULL);
 	else
-		c->changed++;
+		c->out->changed++;
 }
 
-/* Fail early for paths in neither the target nor the current tree. */
-static int restore_check_paths(git_tree *target, git_tree *cur, const char *const *paths,
-			       size_t npaths, const char *oid, struct herr *e)
+/* Fail early for paths in neither the target nor the current tree (nor,
+ * before the safety checkpoint, rootfd >= 0, on the disk). */
+static int restore_check_paths(git_tree *target, git_tree *cur, int rootfd,
+			       const char *const *paths, size_t npaths, const char *oid,
+			       struct herr *e)
 {
 	for (size_t i = 0; i < npaths; i++) {
 		git_tree_entry *a = NULL, *b = NULL;
+		struct stat sb;
 		int found = git_tree_entry_bypath(&a, target, paths[i]) == 0 ||
-			    git_tree_entry_bypath(&b, cur, paths[i]) == 0;
+			    (cur && git_tree_entry_bypath(&b, cur, paths[i]) == 0) ||
+			    (rootfd >= 0 && fsio_lstat(rootfd, paths[i], &sb) == 0);
 		git_tree_entry_free(a);
 		git_tree_entry_free(b);
 		if (!found)
-			return err_set(e, -ENOENT, "cannot restore %s: not in checkpoint %.8s",
+			return err_set(e, -ENOENT,
+				       "cannot restore %s: not in checkpoint %.8s, nor in the tree",
 				       paths[i], oid);
 	}
 	return 0;
 }
 
-int store_restore(struct store *st, int rootfd, const char *oid,
-		  const char *const *paths, size_t npaths, size_t *changed,
-		  struct herr *e)
+static int restore_target(struct store *st, const char *oid, git_commit **c, git_tree **t,
+			  struct herr *e)
 {
-	struct restore_ctx c = { .st = st, .rootfd = rootfd, .e = e };
+	git_oid id;
+
+	if (git_oid_fromstr(&id, oid) < 0 || git_commit_lookup(c, st->repo, &id) < 0 ||
+	    git_commit_tree(t, *c) < 0)
+		return err_set(e, -ENOENT, "checkpoint %.8s cannot be read", oid);
+	return 0;
+}
+
+int store_restore_check(struct store *st, int rootfd, const char *oid,
+			const char *const *paths, size_t npaths, struct herr *e)
+{
+	git_commit *head = NULL, *target = NULL;
+	git_tree *cur = NULL, *tt = NULL;
+	int rc = restore_target(st, oid, &target, &tt, e);
+
+	if (rc == 0 && npaths)
+		rc = store_head(st, &head, &cur, e);
+	if (rc == 0 && npaths)
+		rc = restore_check_paths(tt, cur, rootfd, paths, npaths, oid, e);
+	git_tree_free(tt);
+	git_tree_free(cur);
+	git_commit_free(target);
+	git_commit_free(head);
+	return rc;
+}
+
+int store_restore(struct store *st, int rootfd, const char *oid,
+		  const char *const *paths, size_t npaths, mode_t umask,
+		  struct store_restore_out *out, struct herr *e)
+{
+	struct restore_ctx c = { .st = st, .rootfd = rootfd, .umask = umask & 0777,
+				 .out = out, .e = e };
 	git_diff_options o;
 	git_commit *head = NULL, *target = NULL;
 	git_tree *cur = NULL, *tt = NULL;
 	git_diff *diff = NULL;
-	git_oid id;
 	int rc;
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-	*changed = 0;
+	memset(out, 0, sizeof(*out));
 	store_inflight(st, 1);
 	rc = store_ignore_refresh(st, rootfd, e);
 	if (rc == 0)
@@ -125,13 +226,11 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 		rc = err_set(e, -ENOENT, "no checkpoints yet");
 	if (rc < 0)
 		goto out;
-	if (git_oid_fromstr(&id, oid) < 0 || git_commit_lookup(&target, st->repo, &id) < 0 ||
-	    git_commit_tree(&tt, target) < 0) {
-		rc = err_set(e, -ENOENT, "checkpoint %.8s cannot be read", oid);
+	if ((rc = restore_target(st, oid, &target, &tt, e)) < 0)
 		goto out;
-	}
+	c.cur = cur;
 	if (npaths) {
-		rc = restore_check_paths(tt, cur, paths, npaths, oid, e);
+		rc = restore_check_paths(tt, cur, -1, paths, npaths, oid, e);
 		if (rc < 0)
 			goto out;
 		o.pathspec.strings = (char **)paths;
@@ -154,7 +253,6 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 		if (d->status != GIT_DELTA_DELETED)
 			restore_write(&c, &d->new_file);
 	}
-	*changed = c.changed;
 	rc = c.first_err;
 out:
 	store_inflight(st, 0);

@@ -19,6 +19,7 @@
 #include "jsonl.h"
 #include "hctl_store.h"
 #include "hermesctl.h"
+#include "quote.h"
 
 static void rollback_usage(FILE *out)
 {
@@ -207,6 +208,27 @@ static int rollback_diff(struct store *st, int rootfd, const char *spec,
 	return HCTL_OK;
 }
 
+/* What a restore left as it was (store_restore_out.kept): said on stderr,
+ * and the command fails, since the tree is not the checkpoint. */
+static int rollback_report_kept(char *const *kept, size_t n)
+{
+	if (n == 0)
+		return HCTL_OK;
+	for (size_t i = 0; i < n && i < 20; i++) {
+		fputs("hermesctl: kept ", stderr);
+		quote_put(stderr, kept[i]);
+		fputs(" as it is: no checkpoint holds it (a new file over "
+		      "checkpoints.max_file_size_mb, or one made during the restore), so "
+		      "restoring it would destroy the only copy\n",
+		      stderr);
+	}
+	if (n > 20)
+		fprintf(stderr, "hermesctl: ... and %zu more paths kept the same way\n", n - 20);
+	hctl_error("%zu path%s not restored: move %s aside and run the rollback again",
+		   n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
+	return HCTL_FAIL;
+}
+
 /* Restore through the mounted tree's daemon: ordered with the other writes,
  * the kernel's caches kept right, the safety checkpoint taken by the one
  * writer of the store. */
@@ -219,20 +241,32 @@ static int rollback_restore_daemon(const struct mount_info *m, const char *spec,
 
 	cJSON_AddStringToObject(req, "op", "restore");
 	cJSON_AddStringToObject(req, "spec", spec);
+	cJSON_AddNumberToObject(req, "umask", (double)hctl_umask());
 	for (size_t i = 0; i < npaths; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(paths[i]));
 	rc = hctl_daemon_call(m, req, &resp);
 	if (rc != HCTL_OK)
 		return rc;
 	const cJSON *ch = cJSON_GetObjectItemCaseSensitive(resp, "changed");
+	const cJSON *kj = cJSON_GetObjectItemCaseSensitive(resp, "kept"), *it;
 	long changed = cJSON_IsNumber(ch) ? (long)ch->valuedouble : 0;
+	char **kept = NULL;
+	size_t nkept = 0;
+
 	printf("restored %s to checkpoint %.8s (%ld path%s changed)\n",
 	       npaths ? "files" : m->source, hctl_json_str(resp, "oid"), changed,
 	       changed == 1 ? "" : "s");
 	printf("the state before it is checkpoint %.8s: 'hermesctl rollback %.8s' undoes this\n",
 	       hctl_json_str(resp, "safety_oid"), hctl_json_str(resp, "safety_oid"));
+	fflush(stdout);
+	if (cJSON_IsArray(kj) && (kept = calloc((size_t)cJSON_GetArraySize(kj) + 1, sizeof(*kept))))
+		cJSON_ArrayForEach(it, kj)
+			if (cJSON_IsString(it))
+				kept[nkept++] = it->valuestring;
+	rc = rollback_report_kept(kept, nkept);
+	free(kept);
 	cJSON_Delete(resp);
-	return HCTL_OK;
+	return rc;
 }
 
 static int rollback_restore(struct store *st, int rootfd, const char *spec,
@@ -242,10 +276,12 @@ static int rollback_restore(struct store *st, int rootfd, const char *spec,
 	char oid[STORE_OID_HEX], safety[STORE_OID_HEX], reason[128];
 	struct ckpt_proc who;
 	struct ckpt_meta meta = { 0 };
-	size_t changed = 0;
+	struct store_restore_out res = { 0 };
 	int r;
 
 	r = store_resolve(st, spec, oid, &e);
+	if (r == 0)
+		r = store_restore_check(st, rootfd, oid, paths, npaths, &e);
 	if (r < 0) {
 		hctl_error("%s", e.msg);
 		return hctl_exit_for(r);
@@ -262,18 +298,25 @@ static int rollback_restore(struct store *st, int rootfd, const char *spec,
 		hctl_error("safety checkpoint failed, nothing restored: %s", e.msg);
 		return hctl_exit_for(r);
 	}
-	r = store_restore(st, rootfd, oid, paths, npaths, &changed, &e);
+	r = store_restore(st, rootfd, oid, paths, npaths, hctl_umask(), &res, &e);
 	if (r < 0) {
 		hctl_error("%s", e.msg);
-		if (changed > 0)
-			hctl_error("the state before this rollback is checkpoint %.8s", safety);
+		if (res.changed > 0)
+			hctl_error("the state before this rollback is checkpoint %.8s: "
+				   "'hermesctl rollback %.8s' undoes the part that was done",
+				   safety, safety);
+		store_restore_out_free(&res);
 		return hctl_exit_for(r);
 	}
 	printf("restored %s to checkpoint %.8s (%zu path%s changed)\n",
-	       npaths ? "files" : store_tree_path(st), oid, changed, changed == 1 ? "" : "s");
+	       npaths ? "files" : store_tree_path(st), oid, res.changed,
+	       res.changed == 1 ? "" : "s");
 	printf("the state before it is checkpoint %.8s: 'hermesctl rollback %.8s' undoes this\n",
 	       safety, safety);
-	return HCTL_OK;
+	fflush(stdout);
+	r = rollback_report_kept(res.kept, res.nkept);
+	store_restore_out_free(&res);
+	return r;
 }
 
 int cmd_rollback(int argc, char **argv)

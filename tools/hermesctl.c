@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct subcmd {
@@ -78,6 +79,14 @@ void hctl_warn(const char *fmt, ...)
 int hctl_is_help(const char *arg)
 {
 	return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+unsigned hctl_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return (unsigned)m & 0777;
 }
 
 const char *hctl_self_dir(void)

@@ -31,6 +31,8 @@ void hctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hctl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is argv[i] a help flag? */
 int hctl_is_help(const char *arg);
+/* The process's umask (read without changing it for good). */
+unsigned hctl_umask(void);
 /* Directory holding the hermesctl binary (to find hermesfs beside it). */
 const char *hctl_self_dir(void);
 

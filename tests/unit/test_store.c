@@ -29,7 +29,7 @@ int main(void)
 	struct store *st = NULL;
 	struct herr e = HERR_INIT;
 	struct ckpt_info *v = NULL;
-	size_t n = 0, changed = 0;
+	size_t n = 0;
 	int rootfd, r;
 
 	if (!mkdtemp(home))
@@ -76,14 +76,23 @@ int main(void)
 	{
 		const char *p[] = { "d" };
 		err_clear(&e);
-		ok(store_restore(st, rootfd, got, p, 1, &changed, &e) == 0, "restore d: %s", e.msg);
+		struct store_restore_out res;
+		err_clear(&e);
+		ok(store_restore_check(st, rootfd, got, p, 1, &e) == 0, "check d: %s", e.msg);
+		ok(store_restore(st, rootfd, got, p, 1, 022, &res, &e) == 0, "restore d: %s", e.msg);
+		ok(res.nkept == 0, "nothing kept");
+		store_restore_out_free(&res);
 		ok(run("test -d d && grep -q two d/b && test -d a") == 0,
 		   "d is a directory again, a untouched");
 	}
 	{
 		const char *p[] = { "nope" };
-		ok(store_restore(st, rootfd, got, p, 1, &changed, &e) == -ENOENT,
+		struct store_restore_out res;
+		ok(store_restore_check(st, rootfd, got, p, 1, &e) == -ENOENT,
+		   "a path in neither tree nor on the disk is refused before a checkpoint");
+		ok(store_restore(st, rootfd, got, p, 1, 022, &res, &e) == -ENOENT,
 		   "a path in neither tree is refused");
+		store_restore_out_free(&res);
 	}
 	store_close(st);
 	close(rootfd);
