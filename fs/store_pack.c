@@ -30,6 +30,7 @@ struct store_pack {
 	char tmp[PATH_MAX + 64];
 	uint64_t off;
 	uint64_t limit; /* -EFBIG past this many bytes (0: none) */
+	uint64_t peak;  /* the size it reached before an -EFBIG took an object back */
 	struct pack_ent *v;
 	size_t n, cap;
 	uint32_t *slots; /* open addressing on the oid: index + 1 */
@@ -244,8 +245,10 @@ static int pack_add(struct store_pack *p, git_object_t type, const void *buf, in
 	}
 	EVP_DigestFinal_ex(md, oid->id, &mdlen);
 	EVP_MD_CTX_free(md);
-	if (r == 0 && p->limit && p->off > p->limit)
+	if (r == 0 && p->limit && p->off > p->limit) {
 		r = -EFBIG;
+		p->peak = p->off;
+	}
 	if (r == 0) {
 		r = pack_seen(p, oid, crc, start);
 		if (r == 1)
@@ -266,7 +269,7 @@ void store_pack_limit(struct store_pack *p, unsigned long long bytes)
 
 unsigned long long store_pack_size(const struct store_pack *p)
 {
-	return p->off;
+	return p->peak > p->off ? p->peak : p->off;
 }
 
 int store_pack_add_fd(struct store_pack *p, int fd, size_t size, git_oid *oid)
@@ -382,7 +385,10 @@ static int pack_publish(struct store *st, int fd, const char *tmp, const struct 
 		snprintf(hex + 2 * i, 3, "%02x", sha[i]);
 	snprintf(pack, sizeof(pack), "%s/objects/pack/pack-%s.pack", st->dir, hex);
 	snprintf(idx, sizeof(idx), "%s/objects/pack/pack-%s.idx", st->dir, hex);
-	snprintf(tmpidx, sizeof(tmpidx), "%s.idx", tmp);
+	/* not "<tmp>.idx": git gc deletes an .idx without its .pack as
+	 * garbage (clean_pack_garbage), and a background collection would
+	 * take it from under this rename */
+	snprintf(tmpidx, sizeof(tmpidx), "%s_idx", tmp);
 	ibuf = pack_idx_build(v, n, sha, &ilen);
 	if (!ibuf)
 		return -ENOMEM;
