@@ -400,6 +400,8 @@ static int scan_file(struct scan_ctx *c, int dirfd, const char *name, const char
 			r = store_git_err(c->e, r, "cannot write it into the checkpoint store");
 			return err_prefix(c->e, "%s", rel);
 		}
+		if (r == -EFBIG && c->pack) /* past the cap: counted for the estimate */
+			c->bytes += (unsigned long long)sb->st_size;
 		if (r < 0)
 			return err_sys(c->e, r, "cannot read %s", rel);
 		c->bytes += (unsigned long long)seen.st_size;

@@ -71,4 +71,18 @@ grep -F "$BIG" "$T/status" | grep -q 'checkpoints are off' ||
 	t_fail "status does not show checkpoints off for the big tree: $(cat "$T/status")"
 bigstore=$HERMES_HOME/checkpoints/$(printf %s "$BIG" | sha256sum | cut -c1-16)
 [ "$(du -sb "$bigstore" | cut -f1)" -le "$limit" ] || t_fail "the refused tree's store passed the cap"
+
+# the same when one file alone passes the cap (it used to read "cannot
+# read one.bin: File too large", with checkpoints left on)
+ONE=$T/one
+mkdir -p "$ONE"
+head -c 3000000 /dev/urandom >"$ONE/one.bin"
+rc=0
+"$HCTL" checkpoint -C "$ONE" >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" != 0 ] || t_fail "a first checkpoint of one 3 MB file was taken under a cap of $CAP MB"
+grep -q 'about [0-9.]* MB.*checkpoints.max_total_size_mb.*raise' "$T/err" ||
+	t_fail "one big file: the refusal does not name the size and the setting: $(cat "$T/err")"
+"$HCTL" checkpoints status >"$T/status" || t_fail "checkpoints status failed"
+grep -F "$ONE" "$T/status" | grep -q 'checkpoints are off' ||
+	t_fail "status does not show checkpoints off for the one-file tree: $(cat "$T/status")"
 t_pass
