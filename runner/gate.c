@@ -2,6 +2,8 @@
  * allowlist and the terminal prompt to what rules.c found. Never approves
  * silently when nobody can answer. */
 #include "gate.h"
+#include "quote.h"
+#include "shword.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +49,7 @@ static int gate_list_has(const cJSON *list, const char *id, const char *command,
 		if (!cJSON_IsString(it))
 			continue;
 		if ((id && strcmp(it->valuestring, id) == 0) ||
-		    fnmatch(it->valuestring, command, 0) == 0) {
+		    (command && fnmatch(it->valuestring, command, 0) == 0)) {
 			if (which)
 				*which = it->valuestring;
 			return 1;
@@ -71,6 +73,22 @@ static void gate_describe(const struct rules_report *rep, enum rules_level level
 	}
 }
 
+/* Is command one simple command (no ; && || | & or newline, no $(...),
+ * no here-document)? Only such a command can be approved by a command
+ * glob of the allowlist: "git status*" must not approve
+ * "git status; rm -rf x". */
+static int gate_simple(const char *command)
+{
+	struct sh_line l;
+	int one;
+
+	if (strstr(command, "$(") || strchr(command, '`') || shword_split(command, &l) < 0)
+		return 0;
+	one = l.n_cmds == 1 && !l.cmds[0].input;
+	shword_free(&l);
+	return one;
+}
+
 /* Ask on the controlling terminal. 1: approved once, 0: denied. */
 static int gate_prompt(const char *command, const char *what)
 {
@@ -81,8 +99,15 @@ static int gate_prompt(const char *command, const char *what)
 
 	if (fd < 0)
 		return 0;
+	/* control characters could hide what runs (\r, cursor moves) */
+	size_t qlen = quote_str(command, NULL, 0) + 1, wlen = quote_str(what, NULL, 0) + 1;
+	_cleanup_free_ char *qc = malloc(qlen), *qw = malloc(wlen);
+	if (!qc || !qw)
+		return 0;
+	quote_str(command, qc, qlen);
+	quote_str(what, qw, wlen);
 	dprintf(fd, "hermesctl: this command needs approval:\n  %s\n  why: %s\n"
-		    "run it? [o]nce / [d]eny: ", command, what);
+		    "run it? [o]nce / [d]eny: ", qc, qw);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	if (poll(&pfd, 1, GATE_ASK_TIMEOUT_MS) <= 0) {
@@ -129,8 +154,9 @@ int gate_decide(const char *command, const struct gate_policy *pol, const struct
 	/* Every hit must be allowlisted, by rule id or by a command glob. */
 	size_t pending = 0;
 	const char *first_id = NULL;
+	const char *glob_cmd = gate_simple(command) ? command : NULL;
 	for (size_t i = 0; i < rep.n_hits; i++) {
-		if (gate_list_has(pol->allowlist, rep.hits[i].id, command, NULL))
+		if (gate_list_has(pol->allowlist, rep.hits[i].id, glob_cmd, NULL))
 			continue;
 		pending++;
 		if (!first_id)

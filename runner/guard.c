@@ -4,6 +4,7 @@
 #include "guard.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,9 @@ void guard_init(struct guard *g, const char *subprocess_home, const char *real_h
 /* Length of the "~", "$HOME" or "${HOME}" prefix of path, or 0. */
 static size_t guard_home_prefix(const char *path)
 {
-	static const char *const pfx[] = { "${HOME}", "$HOME", "~" };
+	/* HERMES_REAL_HOME is set for the job in profile mode: a home too */
+	static const char *const pfx[] = { "${HOME}", "$HOME", "~", "${HERMES_REAL_HOME}",
+					   "$HERMES_REAL_HOME" };
 
 	for (size_t i = 0; i < N_(pfx); i++) {
 		size_t l = strlen(pfx[i]);
@@ -91,9 +94,19 @@ int guard_normalize(const char *path, const char *cwd, const char *home, char *o
 	size_t hp = guard_home_prefix(path);
 	size_t o = 0;
 
-	if (hp && home)
+	if (hp && home) {
 		snprintf(tmp, sizeof(tmp), "%s/%s", home, path + hp);
-	else if (path[0] == '/')
+	} else if (path[0] == '~' && path[1] && path[1] != '/') {
+		/* ~user: that user's home (else the word as written) */
+		char name[256], buf[4096];
+		size_t l = strcspn(path + 1, "/");
+		struct passwd pw, *res = NULL;
+		snprintf(name, sizeof(name), "%.*s", (int)(l < 255 ? l : 255), path + 1);
+		if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) == 0 && res)
+			snprintf(tmp, sizeof(tmp), "%s/%s", res->pw_dir, path + 1 + l);
+		else
+			snprintf(tmp, sizeof(tmp), "%s/%s", cwd ? cwd : "/", path);
+	} else if (path[0] == '/')
 		snprintf(tmp, sizeof(tmp), "%s", path);
 	else
 		snprintf(tmp, sizeof(tmp), "%s/%s", cwd ? cwd : "/", path);
@@ -160,8 +173,16 @@ static int guard_check_norm(const struct guard *g, const char *p, char *why, siz
 		if (strcmp(p, env) == 0)
 			return snprintf(why, size, "%s holds hermes secrets", p), -EACCES;
 	}
-	for (size_t h = 0; h < g->n_homes; h++) {
-		const char *home = g->homes[h];
+	/* every home: ours, and anybody's (/root, /home/NAME: ~alice/.bashrc) */
+	char other[PATH_MAX] = "";
+	if (strncmp(p, "/root/", 6) == 0)
+		snprintf(other, sizeof(other), "/root");
+	else if (strncmp(p, "/home/", 6) == 0 && strchr(p + 6, '/'))
+		snprintf(other, sizeof(other), "%.*s", (int)(strchr(p + 6, '/') - p), p);
+	for (size_t h = 0; h <= g->n_homes; h++) {
+		const char *home = h < g->n_homes ? g->homes[h] : other;
+		if (!home[0])
+			continue;
 		for (size_t i = 0; i < N_(guard_home_files); i++) {
 			char f[PATH_MAX * 2];
 			snprintf(f, sizeof(f), "%s/%s", home, guard_home_files[i]);

@@ -5,6 +5,7 @@
 #include "rules.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,13 @@
 #include "shword.h"
 
 #define N_(a) (sizeof(a) / sizeof((a)[0]))
-#define RULES_MAX_DEPTH 3
+#define RULES_MAX_DEPTH 6
 
 static const char *const rules_ask_ids[] = {
 	"rm-recursive", "protected-write", "chmod-world", "chown-root", "dd",
 	"sql-drop", "sql-truncate", "sql-delete-all", "systemctl", "kill-force",
 	"pipe-to-shell", "decode-to-shell", "find-delete", "xargs-rm",
-	"cloud-metadata",
+	"cloud-metadata", "nested-shell", "sysctl-write",
 };
 
 /* rm -r of these (or of a home) is the floor. */
@@ -91,6 +92,12 @@ static int rules_is_shell(const char *name)
 	return rules_in(name, rules_shells, N_(rules_shells));
 }
 
+/* The shells whose -c and standard input are shell code (not python...). */
+static int rules_is_sh(const char *name)
+{
+	return rules_in(name, rules_shells, 8);
+}
+
 static int rules_is_blockdev(const char *path)
 {
 	char norm[PATH_MAX];
@@ -140,45 +147,131 @@ static int rules_is_critical(const char *word, const struct guard *g, const char
 			return 1;
 		if (strncmp(norm, "/usr/", 5) == 0 && !strchr(norm + 5, '/'))
 			return 1;
+		/* anybody's home: /home/NAME */
+		if (strncmp(norm, "/home/", 6) == 0 && norm[6] && !strchr(norm + 6, '/'))
+			return 1;
 	}
 	return 0;
 }
 
-/* Skip assignments and wrappers (sudo, env, nice, ...); index of the
- * real command word or n when there is none. */
-static size_t rules_skip_wrappers(char *const *w, size_t n)
+/* Commands that run the rest of their words as a command, with their
+ * options: short ones that take a value (vals), the short option whose
+ * value is shell text run by a shell (text: su -c, env -S, flock -c,
+ * script -c), and how many words come before the command (pos: the file
+ * of flock, the duration of timeout, the priority of chrt). */
+struct rules_wrapper {
+	const char *name, *vals;
+	char text;
+	int pos;
+};
+
+static const struct rules_wrapper rules_wrappers[] = {
+	{ "sudo", "ugCDhprtUT", 0, 0 }, { "doas", "uC", 0, 0 }, { "env", "uC", 'S', 0 },
+	{ "nice", "n", 0, 0 },          { "ionice", "cnp", 0, 0 }, { "stdbuf", "ioe", 0, 0 },
+	{ "setsid", "", 0, 0 },         { "nohup", "", 0, 0 },  { "time", "fo", 0, 0 },
+	{ "command", "", 0, 0 },        { "builtin", "", 0, 0 }, { "exec", "a", 0, 0 },
+	{ "busybox", "", 0, 0 },        { "timeout", "sk", 0, 1 }, { "flock", "wEn", 'c', 1 },
+	{ "taskset", "", 0, 1 },        { "chrt", "TPD", 0, 1 }, { "strace", "oeEpPsSuXIab", 0, 0 },
+	{ "ltrace", "oeEpPsSuXIab", 0, 0 }, { "unshare", "SGRw", 0, 0 }, { "watch", "nd", 0, 0 },
+	{ "su", "sgG", 'c', 0 },        { "runuser", "sgGu", 'c', 0 }, { "script", "EIOTmB", 'c', 0 },
+	{ "chroot", "", 0, 1 },         { "nsenter", "tSGwr", 0, 0 }, { "caffeinate", "", 0, 0 },
+	{ "xvfb-run", "asnef", 0, 0 },  { "systemd-run", "pEu", 0, 0 }, { "firejail", "", 0, 0 },
+	{ "proot", "rbw", 0, 0 },       { "faketime", "f", 0, 1 },  { "catchsegv", "", 0, 0 },
+	{ "valgrind", "", 0, 0 },       { "gdb", "", 0, 0 },        { "torsocks", "", 0, 0 },
+	{ "!", "", 0, 0 },
+};
+
+/* Shell words that start a clause: what follows them is a command. */
+static const char *const rules_reserved[] = {
+	"if", "then", "else", "elif", "do", "while", "until", "{", "}", "!", "coproc",
+};
+
+static const struct rules_wrapper *rules_wrapper_of(const char *b)
+{
+	for (size_t i = 0; i < N_(rules_wrappers); i++)
+		if (strcmp(rules_wrappers[i].name, b) == 0)
+			return &rules_wrappers[i];
+	return NULL;
+}
+
+/* Skip assignments, clause words and wrappers (sudo, env, nice, ...);
+ * index of the real command word or n when there is none. Shell text a
+ * wrapper runs (su -c TEXT) goes to *texts (up to 4). */
+static size_t rules_skip_wrappers_t(char *const *w, size_t n, const char **texts,
+				    size_t *ntexts)
 {
 	size_t i = 0;
 
+	if (ntexts)
+		*ntexts = 0;
 	while (i < n) {
 		const char *b = rules_base(w[i]);
 		const char *eq = strchr(w[i], '=');
+		const struct rules_wrapper *wr;
+
 		if (eq && eq != w[i] && strspn(w[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
 					       "nopqrstuvwxyz0123456789_") == (size_t)(eq - w[i])) {
 			i++;
-		} else if (strcmp(b, "sudo") == 0 || strcmp(b, "doas") == 0 ||
-			   strcmp(b, "env") == 0 || strcmp(b, "nice") == 0 ||
-			   strcmp(b, "ionice") == 0 || strcmp(b, "stdbuf") == 0 ||
-			   strcmp(b, "setsid") == 0 || strcmp(b, "nohup") == 0 ||
-			   strcmp(b, "time") == 0 || strcmp(b, "command") == 0 ||
-			   strcmp(b, "builtin") == 0 || strcmp(b, "exec") == 0 ||
-			   strcmp(b, "busybox") == 0 || strcmp(b, "timeout") == 0) {
-			int takes_arg = strcmp(b, "sudo") == 0 || strcmp(b, "nice") == 0 ||
-					strcmp(b, "ionice") == 0 || strcmp(b, "env") == 0;
+			continue;
+		}
+		if (rules_in(w[i], rules_reserved, N_(rules_reserved))) {
 			i++;
-			while (i < n && w[i][0] == '-') {
-				/* options that take a value: sudo -u X, nice -n X, env -u X */
-				int val = takes_arg && strlen(w[i]) == 2 &&
-					  strchr("ugCDhprtUnc", w[i][1]);
-				i += 1 + (val && i + 1 < n);
-			}
-			if (strcmp(b, "timeout") == 0 && i < n)
-				i++; /* the duration */
-		} else {
+			continue;
+		}
+		if (!(wr = rules_wrapper_of(b)))
 			break;
+		i++;
+		/* options: clusters of short ones (a value ends a cluster),
+		 * long ones (--opt=value, or --opt alone) */
+		while (i < n && w[i][0] == '-' && w[i][1]) {
+			const char *o = w[i++];
+			if (strcmp(o, "--") == 0)
+				break;
+			if (o[1] == '-') {
+				if (strncmp(o, "--split-string=", 15) == 0 && texts && *ntexts < 4)
+					texts[(*ntexts)++] = o + 15;
+				else if (strcmp(o, "--command") == 0 && wr->text && i < n &&
+					 texts && *ntexts < 4)
+					texts[(*ntexts)++] = w[i++];
+				continue;
+			}
+			for (const char *c = o + 1; *c; c++) {
+				int is_text = wr->text && *c == wr->text;
+				if (!is_text && !strchr(wr->vals, *c))
+					continue;
+				const char *val = c[1] ? c + 1 : i < n ? w[i++] : NULL;
+				if (is_text && val && texts && *ntexts < 4)
+					texts[(*ntexts)++] = val;
+				break;
+			}
+		}
+		if (strcmp(b, "su") == 0 || strcmp(b, "runuser") == 0 || strcmp(b, "script") == 0) {
+			/* su [USER] [-c TEXT]: no command words of its own */
+			while (i < n) {
+				if (w[i][0] == '-' && w[i][1] == 'c' && !w[i][2] && i + 1 < n && texts &&
+				    *ntexts < 4)
+					texts[(*ntexts)++] = w[i + 1];
+				i++;
+			}
+			return n;
+		}
+		if (strcmp(b, "taskset") == 0 && i > 0 && strcmp(w[i - 1], "-p") == 0)
+			return n; /* taskset -p MASK PID: no command */
+		for (int k = 0; k < wr->pos && i < n; k++)
+			i++;
+		/* flock FILE -c TEXT */
+		if (strcmp(b, "flock") == 0 && i + 1 < n && strcmp(w[i], "-c") == 0) {
+			if (texts && *ntexts < 4)
+				texts[(*ntexts)++] = w[i + 1];
+			return n;
 		}
 	}
 	return i;
+}
+
+static size_t rules_skip_wrappers(char *const *w, size_t n)
+{
+	return rules_skip_wrappers_t(w, n, NULL, NULL);
 }
 
 static int rules_scan_text(const char *text, const struct guard *g, const char *cwd,
@@ -189,12 +282,53 @@ static void rules_write_target(const char *path, const struct guard *g, const ch
 {
 	char why[512];
 
+	char norm[PATH_MAX];
+
 	if (rules_is_blockdev(path)) {
 		rules_add(rep, RULES_FLOOR, "block-device", "raw write to a block device", path);
 		return;
 	}
+	if (guard_normalize(path, cwd, NULL, norm, sizeof(norm)) == 0) {
+		if (strcmp(norm, "/proc/sysrq-trigger") == 0) {
+			rules_add(rep, RULES_FLOOR, "power",
+				  "writing the magic SysRq trigger (reboot, crash, kill all)", path);
+			return;
+		}
+		if (strncmp(norm, "/proc/sys/", 10) == 0 || strncmp(norm, "/sys/", 5) == 0) {
+			rules_add(rep, RULES_ASK, "sysctl-write", "changing kernel settings", path);
+			return;
+		}
+	}
 	if (guard_check_write(g, path, cwd, why, sizeof(why)) < 0)
 		rules_add(rep, RULES_ASK, "protected-write", "write to a protected path", why);
+}
+
+/* One target of rm, with its brace expansions ({a,b} and /{etc,usr}
+ * name several targets: each is checked). */
+static void rules_rm_target(const char *t, int recursive, const struct guard *g,
+			    const char *cwd, struct rules_report *rep, int depth)
+{
+	const char *open = strchr(t, '{'), *close = open ? strchr(open, '}') : NULL;
+
+	if (open && close && depth < 4 && memchr(open, ',', (size_t)(close - open))) {
+		const char *alt = open + 1;
+		while (alt <= close) {
+			size_t len = strcspn(alt, ",}");
+			char buf[PATH_MAX];
+			if (alt + len > close)
+				len = (size_t)(close - alt);
+			snprintf(buf, sizeof(buf), "%.*s%.*s%s", (int)(open - t), t, (int)len, alt,
+				 close + 1);
+			rules_rm_target(buf, recursive, g, cwd, rep, depth + 1);
+			alt += len + 1;
+		}
+		return;
+	}
+	if (recursive && rules_is_critical(t, g, cwd))
+		rules_add(rep, RULES_FLOOR, "rm-root",
+			  "recursive rm of /, a system directory or a home", t);
+	else
+		rules_write_target(t, g, cwd, rep);
 }
 
 static void rules_rm(char *const *a, size_t n, const struct guard *g, const char *cwd,
@@ -205,8 +339,8 @@ static void rules_rm(char *const *a, size_t n, const struct guard *g, const char
 	for (size_t i = 1; i < n; i++) {
 		if (opts && strcmp(a[i], "--") == 0)
 			opts = 0;
-		else if (opts && strcmp(a[i], "--recursive") == 0)
-			recursive = 1;
+		else if (opts && strlen(a[i]) >= 3 && strncmp("--recursive", a[i], strlen(a[i])) == 0)
+			recursive = 1; /* getopt takes any unique prefix: --r, --rec, ... */
 		else if (opts && a[i][0] == '-' && a[i][1] != '-' &&
 			 (strchr(a[i], 'r') || strchr(a[i], 'R')))
 			recursive = 1;
@@ -219,11 +353,7 @@ static void rules_rm(char *const *a, size_t n, const struct guard *g, const char
 		}
 		if (opts && a[i][0] == '-' && a[i][1])
 			continue;
-		if (recursive && rules_is_critical(a[i], g, cwd))
-			rules_add(rep, RULES_FLOOR, "rm-root",
-				  "recursive rm of /, a system directory or a home", a[i]);
-		else
-			rules_write_target(a[i], g, cwd, rep);
+		rules_rm_target(a[i], recursive, g, cwd, rep, 0);
 	}
 	if (recursive)
 		rules_add(rep, RULES_ASK, "rm-recursive", "recursive rm", a[0]);
@@ -267,16 +397,92 @@ static int rules_mode_world_writable(const char *m)
 	return 0;
 }
 
+/* Shell text the command runs, looked into like the command itself; past
+ * the depth limit it needs approval rather than passing unseen. */
+static void rules_nested(const char *text, const struct guard *g, const char *cwd,
+			 struct rules_report *rep, int depth)
+{
+	if (depth + 1 >= RULES_MAX_DEPTH) {
+		rules_add(rep, RULES_ASK, "nested-shell",
+			  "shell code nested too deep to check", NULL);
+		return;
+	}
+	if (rules_scan_text(text, g, cwd, rep, depth + 1) < 0)
+		rules_add(rep, RULES_ASK, "nested-shell", "shell code that could not be checked",
+			  NULL);
+}
+
+/* Words a[from..n) joined by spaces (eval, echo ... | sh). */
+static char *rules_join(char *const *a, size_t from, size_t n)
+{
+	size_t len = 1;
+	char *s;
+
+	for (size_t i = from; i < n; i++)
+		len += strlen(a[i]) + 1;
+	if (!(s = calloc(1, len)))
+		return NULL;
+	for (size_t i = from; i < n; i++) {
+		if (i > from)
+			strcat(s, " ");
+		strcat(s, a[i]);
+	}
+	return s;
+}
+
+/* A shell's command line: the text of -c (also in a cluster: -ec, -xc, or
+ * -c given before other options), or the here-document / <<< string it
+ * reads when it runs no script. */
+static void rules_shell(const struct sh_cmd *c, char *const *a, size_t n, const struct guard *g,
+			const char *cwd, struct rules_report *rep, int depth)
+{
+	int want_text = 0, script = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		const char *w = a[i];
+		if (strcmp(w, "--") == 0) {
+			script = i + 1 < n && !want_text;
+			if (want_text && i + 1 < n)
+				rules_nested(a[i + 1], g, cwd, rep, depth);
+			return;
+		}
+		if ((w[0] == '-' || w[0] == '+') && w[1] && w[1] != '-') {
+			if (strchr(w + 1, 'c'))
+				want_text = 1;
+			if (strcmp(w + 1, "o") == 0 || strcmp(w + 1, "O") == 0)
+				i++; /* -o OPTION takes a value */
+			continue;
+		}
+		if (w[0] == '-' && w[1] == '-') {
+			if (strcmp(w, "--rcfile") == 0 || strcmp(w, "--init-file") == 0)
+				i++;
+			continue;
+		}
+		/* the first operand: the text with -c, else a script file */
+		if (want_text)
+			rules_nested(w, g, cwd, rep, depth);
+		else
+			script = 1;
+		break;
+	}
+	if (!script && !want_text && c->input)
+		rules_nested(c->input, g, cwd, rep, depth);
+}
+
 static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard *g,
 		      const char *cwd, struct rules_report *rep, int depth)
 {
 	const struct sh_cmd *c = &line->cmds[ci];
-	size_t s = rules_skip_wrappers(c->words, c->n_words);
+	const char *texts[4];
+	size_t ntexts;
+	size_t s = rules_skip_wrappers_t(c->words, c->n_words, texts, &ntexts);
 	char *const *a = c->words + s;
 	size_t n = c->n_words - s;
 
 	for (size_t i = 0; i < c->n_redirs; i++)
 		rules_write_target(c->redirs[i].target, g, cwd, rep);
+	for (size_t i = 0; i < ntexts; i++)
+		rules_nested(texts[i], g, cwd, rep, depth);
 	if (n == 0)
 		return;
 	const char *name = rules_base(a[0]);
@@ -339,7 +545,8 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 		for (size_t i = 1; i < n; i++)
 			rec |= strcmp(a[i], "-R") == 0 || strcmp(a[i], "--recursive") == 0;
 		for (size_t i = 1; i < n && rec; i++)
-			if (strncmp(a[i], "root", 4) == 0 && (a[i][4] == '\0' || a[i][4] == ':'))
+			if ((strncmp(a[i], "root", 4) == 0 && (a[i][4] == '\0' || a[i][4] == ':')) ||
+			    (a[i][0] == '0' && (a[i][1] == '\0' || a[i][1] == ':')))
 				rules_add(rep, RULES_ASK, "chown-root",
 					  "recursive chown to root", a[i]);
 	} else if (strcmp(name, "find") == 0) {
@@ -363,23 +570,85 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 	} else if (strcmp(name, "cp") == 0 || strcmp(name, "mv") == 0 ||
 		   strcmp(name, "install") == 0 || strcmp(name, "ln") == 0 ||
 		   strcmp(name, "rsync") == 0) {
-		if (n > 2 && a[n - 1][0] != '-')
-			rules_write_target(a[n - 1], g, cwd, rep);
-	} else if ((rules_is_shell(name) || strcmp(name, "eval") == 0) &&
-		   depth < RULES_MAX_DEPTH) {
-		/* bash -c 'TEXT' and eval TEXT: look inside */
+		int dir_opt = 0;
 		for (size_t i = 1; i < n; i++) {
-			if (strcmp(name, "eval") == 0)
-				rules_scan_text(a[i], g, cwd, rep, depth + 1);
-			else if (strcmp(a[i], "-c") == 0 && i + 1 < n &&
-				 strncmp(name, "python", 6) != 0)
-				rules_scan_text(a[++i], g, cwd, rep, depth + 1);
+			/* -t DIR, --target-directory=DIR */
+			if ((strcmp(a[i], "-t") == 0 || strcmp(a[i], "--target-directory") == 0) &&
+			    i + 1 < n) {
+				rules_write_target(a[i + 1], g, cwd, rep);
+				dir_opt = 1;
+			} else if (strncmp(a[i], "--target-directory=", 19) == 0) {
+				rules_write_target(a[i] + 19, g, cwd, rep);
+				dir_opt = 1;
+			} else if (a[i][0] == '-' && a[i][1] != '-' && strchr(a[i], 't') &&
+				   a[i][strlen(a[i]) - 1] == 't' && i + 1 < n) {
+				rules_write_target(a[i + 1], g, cwd, rep);
+				dir_opt = 1;
+			}
 		}
+		if (!dir_opt && n > 2 && a[n - 1][0] != '-')
+			rules_write_target(a[n - 1], g, cwd, rep);
+	} else if ((strcmp(name, "sed") == 0 || strcmp(name, "perl") == 0) && n > 2) {
+		/* in-place edits write every file operand */
+		int inplace = 0, script_seen = strcmp(name, "perl") == 0;
+		for (size_t i = 1; i < n; i++) {
+			const char *w = a[i];
+			if (w[0] == '-' && w[1] != '-' && strchr(w, 'i'))
+				inplace = 1;
+			if (strncmp(w, "--in-place", 10) == 0)
+				inplace = 1;
+		}
+		for (size_t i = 1; i < n && inplace; i++) {
+			const char *w = a[i];
+			if (w[0] == '-') {
+				/* -e SCRIPT / -f FILE: the script is not an operand */
+				if ((strcmp(w, "-e") == 0 || strcmp(w, "-f") == 0 ||
+				     (w[1] != '-' && w[strlen(w) - 1] == 'e')) && i + 1 < n) {
+					i++;
+					script_seen = 1;
+				}
+				continue;
+			}
+			if (!script_seen) {
+				script_seen = 1; /* sed's first operand is its script */
+				continue;
+			}
+			rules_write_target(w, g, cwd, rep);
+		}
+	} else if (strcmp(name, "eval") == 0 && n > 1) {
+		/* eval joins its words into one line of shell */
+		char *text = rules_join(a, 1, n);
+		if (text)
+			rules_nested(text, g, cwd, rep, depth);
+		free(text);
+	} else if (rules_is_sh(name)) {
+		rules_shell(c, a, n, g, cwd, rep, depth);
+	} else if (strcmp(name, "source") == 0 || strcmp(name, ".") == 0) {
+		/* source <(...) / . /dev/stdin: code it reads */
+		if (c->input)
+			rules_nested(c->input, g, cwd, rep, depth);
 	}
 }
 
-/* Fetchers or decoders piped into an interpreter. */
-static void rules_pipelines(const struct sh_line *line, struct rules_report *rep)
+/* Does a shell with these words read its code from standard input (no
+ * -c, no script operand)? */
+static int rules_shell_reads_stdin(char *const *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(a[i], "-s") == 0 || strcmp(a[i], "--") == 0)
+			return 1;
+		if (a[i][0] != '-' && a[i][0] != '+')
+			return 0;
+		if (a[i][1] != '-' && strchr(a[i] + 1, 'c'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Fetchers or decoders piped into an interpreter; echo/printf TEXT piped
+ * into a shell is TEXT run as shell code. */
+static void rules_pipelines(const struct sh_line *line, const struct guard *g, const char *cwd,
+			    struct rules_report *rep, int depth)
 {
 	int fetch = 0, decode = 0;
 
@@ -391,6 +660,24 @@ static void rules_pipelines(const struct sh_line *line, struct rules_report *rep
 
 		if (!piped_in)
 			fetch = decode = 0;
+		if (piped_in && rules_is_sh(name) &&
+		    rules_shell_reads_stdin(c->words + s, c->n_words - s)) {
+			const struct sh_cmd *pc = &line->cmds[i - 1];
+			size_t ps = rules_skip_wrappers(pc->words, pc->n_words);
+			const char *pn = ps < pc->n_words ? rules_base(pc->words[ps]) : "";
+			if (strcmp(pn, "echo") == 0 || strcmp(pn, "printf") == 0) {
+				size_t k = ps + 1;
+				while (k < pc->n_words && pc->words[k][0] == '-' &&
+				       strcmp(pn, "echo") == 0)
+					k++;
+				char *text = rules_join(pc->words, k, pc->n_words);
+				if (text)
+					rules_nested(text, g, cwd, rep, depth);
+				free(text);
+			} else if (pc->input) {
+				rules_nested(pc->input, g, cwd, rep, depth); /* cat <<EOF | sh */
+			}
+		}
 		if (piped_in && (fetch || decode) && rules_is_shell(name)) {
 			if (fetch)
 				rules_add(rep, RULES_ASK, "pipe-to-shell",
@@ -452,6 +739,72 @@ static int rules_hinted(const char *text, const char *hints)
 			return 1;
 	}
 	return 0;
+}
+
+/* A function that starts itself more than once, in the background or a
+ * pipe: NAME() { NAME | NAME & }; NAME, also with "function NAME". */
+static int rules_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == ':' || c == '.' || c == '-';
+}
+
+static void rules_fork_bomb(const char *text, struct rules_report *rep)
+{
+	for (const char *p = text; *p; p++) {
+		const char *name = NULL, *after = NULL;
+		size_t len = 0;
+		if (p[0] == '(' && p[1 + strspn(p + 1, " \t")] == ')') {
+			const char *e = p;
+			while (e > text && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			const char *b = e;
+			while (b > text && rules_name_char(b[-1]))
+				b--;
+			if (b == e)
+				continue;
+			name = b;
+			len = (size_t)(e - b);
+			after = p + 1 + strspn(p + 1, " \t") + 1;
+		} else if (strncmp(p, "function", 8) == 0 && (p == text || !rules_name_char(p[-1])) &&
+			   (p[8] == ' ' || p[8] == '\t')) {
+			const char *b = p + 8 + strspn(p + 8, " \t"), *e = b;
+			while (rules_name_char(*e))
+				e++;
+			if (e == b)
+				continue;
+			name = b;
+			len = (size_t)(e - b);
+			after = e;
+			if (*after == '(' && after[1] == ')')
+				after += 2;
+		} else {
+			continue;
+		}
+		after += strspn(after, " \t\n");
+		if (*after != '{' && *after != '(')
+			continue;
+		/* the body, to its matching brace or parenthesis */
+		char open = *after, close = open == '{' ? '}' : ')';
+		int nest = 0, calls = 0, bg = 0;
+		const char *q = after;
+		for (; *q; q++) {
+			nest += *q == open ? 1 : *q == close ? -1 : 0;
+			if (nest == 0)
+				break;
+			if (*q == '&' || *q == '|')
+				bg = 1;
+			if (strncmp(q, name, len) == 0 && !rules_name_char(q[len]) &&
+			    (q == text || !rules_name_char(q[-1])))
+				calls++;
+		}
+		if (calls >= 2 && bg) {
+			char arg[64];
+			snprintf(arg, sizeof(arg), "%.*s", (int)(len < 60 ? len : 60), name);
+			rules_add(rep, RULES_FLOOR, "fork-bomb", "a fork bomb", arg);
+			return;
+		}
+	}
 }
 
 /* DELETE FROM without a WHERE in the same statement. */
@@ -527,11 +880,25 @@ static int rules_scan_text(const char *text, const struct guard *g, const char *
 		regfree(&re);
 	}
 	rules_sql_delete(text, rep);
+	rules_fork_bomb(text, rep);
 	if ((r = shword_split(text, &line)) < 0)
 		return r;
-	for (size_t i = 0; i < line.n_cmds; i++)
-		rules_cmd(&line, i, g, cwd, rep, depth);
-	rules_pipelines(&line, rep);
+	/* cd moves the later commands of the line: cd / && rm -rf * */
+	char here[PATH_MAX];
+	snprintf(here, sizeof(here), "%s", cwd ? cwd : "/");
+	for (size_t i = 0; i < line.n_cmds; i++) {
+		const struct sh_cmd *c = &line.cmds[i];
+		rules_cmd(&line, i, g, here, rep, depth);
+		if (c->n_words >= 1 && strcmp(c->words[0], "cd") == 0) {
+			const char *to = c->n_words > 1 ? c->words[1] : "~";
+			char norm[PATH_MAX];
+			if (strcmp(to, "-") != 0 &&
+			    guard_normalize(to, here, g->n_homes ? g->homes[0] : NULL, norm,
+					    sizeof(norm)) == 0)
+				snprintf(here, sizeof(here), "%s", norm);
+		}
+	}
+	rules_pipelines(&line, g, here, rep, depth);
 	shword_free(&line);
 	return 0;
 }

@@ -37,7 +37,25 @@ struct shword_parse {
 	int tag_next;   /* the next word is a here-document's tag */
 	int tag_tabs;   /* <<- : the tag line may be indented with tabs */
 	char *tag;      /* a here-document body starts at the next newline */
+	int here_next;  /* the next word is a <<< string */
+	int tag_owner_cur; /* the here-document belongs to cur (not yet pushed) */
+	size_t tag_owner;  /* else to line->cmds[tag_owner] */
 };
+
+/* Append text (len bytes) and a newline to *input. */
+static int shword_input_add(char **input, const char *text, size_t len)
+{
+	size_t have = *input ? strlen(*input) : 0;
+	char *n = realloc(*input, have + len + 2);
+
+	if (!n)
+		return -ENOMEM;
+	memcpy(n + have, text, len);
+	n[have + len] = '\n';
+	n[have + len + 1] = '\0';
+	*input = n;
+	return 0;
+}
 
 static int shword_push_ptr(void *arrp, size_t *n, size_t elem, const void *item)
 {
@@ -66,6 +84,12 @@ static int shword_end_word(struct shword_parse *p)
 	p->word.len = p->word.cap = 0;
 	if (!w)
 		return -ENOMEM;
+	if (p->here_next) {
+		p->here_next = 0;
+		r = shword_input_add(&p->cur.input, w, strlen(w));
+		free(w);
+		return r;
+	}
 	if (p->skip_next) {
 		p->skip_next = 0;
 		free(w);
@@ -95,10 +119,14 @@ static int shword_end_cmd(struct shword_parse *p, int pipes)
 
 	if ((r = shword_end_word(p)) < 0)
 		return r;
-	if (p->cur.n_words == 0 && p->cur.n_redirs == 0)
+	if (p->cur.n_words == 0 && p->cur.n_redirs == 0 && !p->cur.input)
 		return 0;
 	p->cur.pipes_next = pipes;
 	r = shword_push_ptr(&p->line->cmds, &p->line->n_cmds, sizeof(p->cur), &p->cur);
+	if (r == 0 && p->tag_owner_cur) {
+		p->tag_owner_cur = 0;
+		p->tag_owner = p->line->n_cmds - 1;
+	}
 	memset(&p->cur, 0, sizeof(p->cur));
 	return r;
 }
@@ -122,8 +150,11 @@ static size_t shword_redir_op(struct shword_parse *p, const char *s)
 		while (s[i] == '<')
 			i++;
 		/* <file reads, <<TAG opens a here-document, <<<word is a string */
-		p->skip_next = i != 2;
+		p->skip_next = i == 1 || i > 3;
+		p->here_next = i == 3;
 		p->tag_next = i == 2;
+		if (i == 2)
+			p->tag_owner_cur = 1;
 		p->tag_tabs = 0;
 		if (i == 2 && s[i] == '-') {
 			p->tag_tabs = 1;
@@ -154,6 +185,9 @@ static size_t shword_redir_op(struct shword_parse *p, const char *s)
 static size_t shword_skip_body(struct shword_parse *p, const char *t, size_t i)
 {
 	size_t taglen = strlen(p->tag);
+	char **input = p->tag_owner_cur ? &p->cur.input
+		       : p->tag_owner < p->line->n_cmds ? &p->line->cmds[p->tag_owner].input
+							 : NULL;
 
 	while (t[i]) {
 		size_t start = i, len;
@@ -164,6 +198,9 @@ static size_t shword_skip_body(struct shword_parse *p, const char *t, size_t i)
 		i = start + len + (t[start + len] == '\n');
 		if (len == taglen && strncmp(t + start, p->tag, taglen) == 0)
 			break;
+		/* the body is what the command reads: keep it for the gate */
+		if (input && shword_input_add(input, t + start, len) < 0)
+			input = NULL;
 	}
 	free(p->tag);
 	p->tag = NULL;
@@ -257,6 +294,7 @@ int shword_split(const char *t, struct sh_line *out)
 		for (size_t k = 0; k < p.cur.n_redirs; k++)
 			free(p.cur.redirs[k].target);
 		free(p.cur.redirs);
+		free(p.cur.input);
 		shword_free(out);
 	}
 	return r;
@@ -272,6 +310,7 @@ void shword_free(struct sh_line *l)
 		for (size_t k = 0; k < c->n_redirs; k++)
 			free(c->redirs[k].target);
 		free(c->redirs);
+		free(c->input);
 	}
 	free(l->cmds);
 	memset(l, 0, sizeof(*l));

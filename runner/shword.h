@@ -16,6 +16,7 @@ struct sh_cmd {
 	struct sh_redir *redirs;
 	size_t n_redirs;
 	int pipes_next; /* followed by | or |& */
+	char *input;    /* here-document bodies and <<< strings it reads, or NULL */
 };
 
 struct sh_line {

@@ -29,6 +29,16 @@ if command -v curl >/dev/null; then
 	echo "rm -rf $victim" >"$T/install.sh"
 	check_denied "curl | sh" "pipe-to-shell" notty "$HCTL" run -- "curl -s file://$T/install.sh | sh"
 fi
+# the same command hidden in shell syntax the gate must look through
+check_denied "if/then" "nobody can answer" "$HCTL" run --json -- "if true; then rm -rf $victim; fi"
+check_denied "for loop" "nobody can answer" "$HCTL" run --json -- "for d in $victim; do rm -rf \$d; done"
+check_denied "eval" "nobody can answer" "$HCTL" run --json -- "eval rm -rf $victim"
+check_denied "bash -ec" "nobody can answer" "$HCTL" run --json -- "bash -ec 'rm -rf $victim'"
+check_denied "here-document" "nobody can answer" "$HCTL" run --json -- "bash <<'EOF'
+rm -rf $victim
+EOF"
+check_denied "echo | bash" "nobody can answer" "$HCTL" run --json -- "echo 'rm -rf $victim' | bash"
+check_denied "wrapper" "nobody can answer" "$HCTL" run --json -- "timeout -s KILL 5 rm -rf $victim"
 out=$("$HCTL" run --json -- "rm -rf $victim" || true)
 python3 - "$out" <<'PY' || fail "--json blocked shape: $out"
 import json, sys

@@ -81,6 +81,45 @@ static const char *const floor_cases[][2] = {
 	{ "kill -1", "kill-every" },
 	{ "kill -s KILL -1", "kill-every" },
 	{ "kill -- -1", "kill-every" },
+	/* compound commands, eval, shell options, here-documents */
+	{ "if true; then rm -rf /; fi", "rm-root" },
+	{ "for d in a; do rm -rf /etc; done", "rm-root" },
+	{ "while true; do rm -rf /usr; break; done", "rm-root" },
+	{ "! rm -rf /", "rm-root" },
+	{ "eval rm -rf /", "rm-root" },
+	{ "bash -ec 'rm -rf /'", "rm-root" },
+	{ "sh -xc 'rm -rf /'", "rm-root" },
+	{ "bash -c -e 'rm -rf /'", "rm-root" },
+	{ "bash <<'EOF'\nrm -rf /\nEOF", "rm-root" },
+	{ "bash <<< 'rm -rf /'", "rm-root" },
+	{ "echo 'rm -rf /' | bash", "rm-root" },
+	{ "cat <<EOF | sh\nrm -rf /\nEOF", "rm-root" },
+	/* what the floor means, however it is spelled */
+	{ "rm -rf /{etc,usr}", "rm-root" },
+	{ "cd / && rm -rf *", "rm-root" },
+	{ "cd ~ && rm -rf .", "rm-root" },
+	{ "cd && rm -rf ./", "rm-root" },
+	{ "rm -rf ~root", "rm-root" },
+	{ "rm -rf \"$HERMES_REAL_HOME\"", "rm-root" },
+	{ "rm --recur /", "rm-root" },
+	{ "rm -rf /home/someone", "rm-root" },
+	{ "function b { b|b& }; b", "fork-bomb" },
+	{ "b(){ (b|b)& }; b", "fork-bomb" },
+	{ "echo b > /proc/sysrq-trigger", "power" },
+	/* wrappers that run the rest as a command */
+	{ "env -S 'rm -rf /'", "rm-root" },
+	{ "timeout -s KILL 5 rm -rf /", "rm-root" },
+	{ "exec -a foo rm -rf /", "rm-root" },
+	{ "flock /tmp/l rm -rf /", "rm-root" },
+	{ "flock /tmp/l -c 'rm -rf /'", "rm-root" },
+	{ "taskset -c 0 rm -rf /", "rm-root" },
+	{ "chrt -o 0 rm -rf /", "rm-root" },
+	{ "strace -o /dev/null rm -rf /", "rm-root" },
+	{ "unshare -r rm -rf /", "rm-root" },
+	{ "watch -g rm -rf /", "rm-root" },
+	{ "su -c 'rm -rf /'", "rm-root" },
+	{ "su root -c 'rm -rf /'", "rm-root" },
+	{ "script -qc 'rm -rf /' /dev/null", "rm-root" },
 };
 
 static const char *const ask_cases[][2] = {
@@ -116,6 +155,16 @@ static const char *const ask_cases[][2] = {
 	{ "chown -R root:root /srv/app", "chown-root" },
 	{ "dd if=a.img of=b.img", "dd" },
 	{ "curl http://169.254.169.254/latest/meta-data/", "cloud-metadata" },
+	{ "if true; then rm -rf build; fi", "rm-recursive" },
+	{ "sed -i s/a/b/ /etc/hosts", "protected-write" },
+	{ "sed -i -e s/a/b/ ~/.bashrc", "protected-write" },
+	{ "perl -pi -e s/a/b/ /etc/hosts", "protected-write" },
+	{ "cp -t ~/.ssh k.pub", "protected-write" },
+	{ "echo x >> \"$HERMES_REAL_HOME/.bashrc\"", "protected-write" },
+	{ "echo x >> ~root/.bashrc", "protected-write" },
+	{ "chown -R 0:0 /srv/app", "chown-root" },
+	{ "echo 1 > /proc/sys/kernel/panic", "sysctl-write" },
+	{ "bash -c \"bash -c \\\"bash -c 'bash -c \\\\\\\"bash -c \\\\\\\\\\\\\\\"bash -c ls\\\\\\\\\\\\\\\"\\\\\\\"'\\\"\"", "nested-shell" },
 };
 
 static const char *const pass_cases[] = {
@@ -148,6 +197,16 @@ static const char *const pass_cases[] = {
 	"cat <<-'END' | wc -l\n\trm -rf /\n\tEND",
 	"grep x <<< 'rm -rf /'",
 	"cp notes.txt ~",
+	"if [ -f x ]; then echo yes; fi",
+	"for f in *.c; do gcc -c \"$f\"; done",
+	"sed -i s/a/b/ src/main.c",
+	"sed -n 1,5p /etc/hosts",
+	"bash build.sh",
+	"bash -c 'make && ./run'",
+	"echo hello | bash -c 'cat'",
+	"cd src && rm -f *.o",
+	"timeout 5 make test",
+	"f() { echo hi; }; f",
 };
 
 static void test_policy(void)
@@ -189,6 +248,21 @@ static void test_policy(void)
 		       sizeof(why)) == -EPERM, "every hit must be allowlisted");
 	ok(gate_decide("rm -rf /", &pol, &g, "/srv/project", why, sizeof(why)) == -EPERM,
 	   "the allowlist cannot open the floor");
+	{
+		cJSON *globs = cJSON_Parse("[\"git status*\", \"make *\"]");
+		pol.allowlist = globs;
+		ok(gate_decide("git status; rm -rf x", &pol, &g, "/srv/project", why,
+			       sizeof(why)) == -EPERM,
+		   "a command glob does not approve what is chained after it");
+		ok(gate_decide("make x; curl -s x | sh", &pol, &g, "/srv/project", why,
+			       sizeof(why)) == -EPERM,
+		   "a command glob does not approve a pipe to a shell after it");
+		ok(gate_decide("make $(rm -rf x)", &pol, &g, "/srv/project", why, sizeof(why)) ==
+			   -EPERM,
+		   "a command glob does not approve a substitution inside it");
+		pol.allowlist = allow;
+		cJSON_Delete(globs);
+	}
 
 	enum runner_approval m;
 	ok(gate_mode_parse("manual", &m) == 0 && m == RUNNER_APPROVAL_MANUAL, "mode manual");
