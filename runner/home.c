@@ -161,6 +161,12 @@ int home_apply(enum runner_home_mode mode, const char *crontab_shim, struct envv
 	/* No way to the real user manager: systemctl --user finds no bus. */
 	envv_unset(env, "DBUS_SESSION_BUS_ADDRESS");
 	envv_unset(env, "XDG_RUNTIME_DIR");
+	/* the XDG homes point into the real home: unset, programs fall back
+	 * to $HOME/.config, .local/share, .cache, .local/state (the profile) */
+	envv_unset(env, "XDG_CONFIG_HOME");
+	envv_unset(env, "XDG_DATA_HOME");
+	envv_unset(env, "XDG_CACHE_HOME");
+	envv_unset(env, "XDG_STATE_HOME");
 	snprintf(home_out, size, "%s", profile);
 	return 0;
 }

@@ -177,7 +177,8 @@ int runner_run(const struct runner_job *job, struct runner_result *res, struct h
 	if ((r = turn_mark(cwd, job->reason ? job->reason : text, e)) < 0)
 		goto out;
 
-	char *bash_argv[] = { "/bin/bash", "-c", (char *)job->command, NULL };
+	/* "--": a command that starts with '-' is a command, not an option */
+	char *bash_argv[] = { "/bin/bash", "-c", "--", (char *)job->command, NULL };
 	struct runner_exec x = {
 		.argv = job->command ? bash_argv : job->argv,
 		.envp = env.v,

@@ -105,9 +105,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			if (!next)
 				goto missing;
 			o->timeout = strtod(next, &end);
-			if (*end || end == next || !(o->timeout > 0)) {
+			/* at most a year: past that the milliseconds overflow */
+			if (*end || end == next || !(o->timeout > 0) || !(o->timeout <= 31536000)) {
 				hctl_error("run: --timeout wants a positive number of seconds, "
-					   "not '%s'", next);
+					   "at most 31536000 (a year), not '%s'", next);
 				return -1;
 			}
 			i++;
@@ -182,9 +183,17 @@ static char *run_utf8(const char *s, size_t len)
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
 		size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		int good = n > 0 && c != 0 && i + n <= len && !(n == 2 && c < 0xc2);
+		int good = n > 0 && c != 0 && i + n <= len && !(n == 2 && c < 0xc2) && c <= 0xf4;
 		for (size_t k = 1; good && k < n; k++)
 			good = ((unsigned char)s[i + k] >> 6) == 2;
+		if (good && n >= 3) {
+			/* no overlong forms, surrogates, or code points past U+10FFFF
+			 * (RFC 3629): strict decoders reject the whole document */
+			unsigned char c1 = (unsigned char)s[i + 1];
+			if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) ||
+			    (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))
+				good = 0;
+		}
 		if (good) {
 			memcpy(o, s + i, n);
 			o += n;
@@ -258,6 +267,11 @@ static int run_policies(const struct run_opts *o, const struct config *cfg,
 			      (double)config_int(cfg, "terminal.timeout", RUNNER_TIMEOUT_DEFAULT);
 	long long so = config_int(cfg, "terminal.max_output_bytes", RUNNER_STDOUT_MAX);
 	long long se = config_int(cfg, "terminal.max_stderr_bytes", RUNNER_STDERR_MAX);
+	if (job->limits.timeout > 31536000) {
+		hctl_error("run: terminal.timeout is at most 31536000 s (a year) in %s",
+			   config_path(cfg));
+		return -1;
+	}
 	if (so < 1 || se < 1 || job->limits.timeout <= 0) {
 		hctl_error("run: terminal.timeout, terminal.max_output_bytes and "
 			   "terminal.max_stderr_bytes must be positive in %s", config_path(cfg));

@@ -270,6 +270,15 @@ int main(int argc, char **argv)
 	case 'l': return crontab_list(path);
 	case 'r': return crontab_remove(path);
 	case 'e': return crontab_edit(path);
-	default: return crontab_replace(path, optind < argc ? argv[optind] : "-");
+	default:
+		/* a bare crontab would install its empty stdin: refused, as
+		 * Debian's crontab does */
+		if (optind >= argc) {
+			fprintf(stderr, "crontab: usage error: file name must be specified for "
+					"replace\n");
+			crontab_usage();
+			return 1;
+		}
+		return crontab_replace(path, argv[optind]);
 	}
 }

@@ -2,6 +2,8 @@
  * subcommand; shared helpers for messages live here. */
 #include "hermesctl.h"
 
+#include <fcntl.h>
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -107,6 +109,13 @@ const char *hctl_self_dir(void)
 
 int main(int argc, char **argv)
 {
+	/* a closed 0, 1 or 2 would be taken by the next open (a job's pipe,
+	 * libuv's, a store file) and written to by mistake; libuv even
+	 * asserts on it */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0)
+			return HCTL_FAIL;
 	if (argc < 2) {
 		usage(stderr);
 		return HCTL_USAGE;

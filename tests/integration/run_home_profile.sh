@@ -22,18 +22,27 @@ fi
 
 job='echo "home=$HOME real=$HERMES_REAL_HOME tmp=$TMPDIR/$TMP/$TEMP"
 echo "bus=${DBUS_SESSION_BUS_ADDRESS-none} xdg=${XDG_RUNTIME_DIR-none}"
+echo "xdg-homes=${XDG_CONFIG_HOME-none}/${XDG_DATA_HOME-none}/${XDG_CACHE_HOME-none}/${XDG_STATE_HOME-none}"
+git config --global user.name profile-agent 2>/dev/null || true
+crontab </dev/null; echo "bare crontab rc=$?"
 echo agent-file > ~/x
 echo "0 2 * * * $HOME/backup.sh" | crontab -
 echo "crontab-l: $(crontab -l)"
 echo "mktemp: $(mktemp)"
 echo "crontab: $(command -v crontab)"'
+mkdir -p "$T/realxdg/git"
+: >"$T/realxdg/git/config"
 out=$(DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus XDG_RUNTIME_DIR=/run/user/0 \
+	XDG_CONFIG_HOME=$T/realxdg XDG_DATA_HOME=$T/realxdg XDG_CACHE_HOME=$T/realxdg \
 	"$HCTL" run --home-mode profile -- "$job")
 printf '# %s\n' "${out//$'\n'/$'\n'# }"
 P="$HERMES_HOME/home"
 echo "$out" | grep -qx "home=$P real=$real tmp=$HERMES_HOME/tmp/$HERMES_HOME/tmp/$HERMES_HOME/tmp" ||
 	fail "HOME/HERMES_REAL_HOME/TMPDIR"
 echo "$out" | grep -qx "bus=none xdg=none" || fail "user bus variables reached the job"
+echo "$out" | grep -qx "xdg-homes=none/none/none/none" || fail "XDG homes of the real home reached the job"
+[ ! -s "$T/realxdg/git/config" ] || fail "git config --global wrote into the real XDG_CONFIG_HOME"
+echo "$out" | grep -qx "bare crontab rc=1" || fail "a bare crontab was not refused"
 [ "$(cat "$P/x")" = agent-file ] || fail "~/x is not in the profile home"
 [ ! -e "$real/x" ] || fail "~/x landed in the real home"
 echo "$out" | grep -qx "crontab-l: 0 2 \* \* \* $P/backup.sh" || fail "crontab -l does not show the job's entry"

@@ -60,3 +60,19 @@ out=$("$HCTL" run -C "$T/work" -- 'readlink /proc/$$/fd/0; ls /proc/$$/fd >fds.t
 [ "$out" = "/dev/null
 0 1 2 " ] || fail "the job inherited descriptors: $out"
 pass "errors: unknown backend lists available, 127, bad -C; stdin /dev/null, no stray fds"
+
+# closed standard descriptors, an absurd timeout, strict UTF-8, a command
+# that starts with a dash
+out=$("$HCTL" run --json -- 'echo hi' <&-) || fail "stdin closed: rc $?"
+printf '%s' "$out" | grep -q '"stdout":"hi\\n"' || fail "stdin closed: $out"
+"$HCTL" run -- 'echo hi' >&- 2>/dev/null || fail "stdout closed: rc $?"
+rc=0
+"$HCTL" run --timeout inf -- true 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "at most" "$T/err" || fail "--timeout inf: rc $rc $(cat "$T/err")"
+"$HCTL" run --json -- "printf '\\355\\240\\200 \\364\\220\\200\\200 \\340\\200\\200 ok'" |
+	python3 -c 'import sys, json; o = json.loads(sys.stdin.buffer.read().decode("utf-8")); assert o["stdout"].endswith(" ok"), o' ||
+	fail "--json output is not strict UTF-8"
+rc=0
+"$HCTL" run -- --help >/dev/null 2>"$T/err" || rc=$?
+[ "$rc" = 127 ] || fail "a command starting with a dash went to bash as an option: rc $rc $(cat "$T/err")"
+pass "closed stdio, --timeout cap, strict UTF-8, a dash-command"
