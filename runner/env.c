@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,85 @@ size_t env_count_secrets(char *const *src, const struct env_policy *p)
 			n++;
 	}
 	return n;
+}
+
+/* env_start and env_end of this process (fields 50 and 51 of stat). */
+static int env_block(uintptr_t *start, uintptr_t *end)
+{
+	char buf[4096];
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n;
+	unsigned long long a = 0, b = 0;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the name (field 2) may hold spaces: count from its ')' */
+	char *p = strrchr(buf, ')');
+	int field = 2;
+	if (!p)
+		return -ENOSYS;
+	for (char *save = NULL, *t = strtok_r(p + 1, " ", &save); t;
+	     t = strtok_r(NULL, " ", &save)) {
+		field++;
+		if (field == 50)
+			a = strtoull(t, NULL, 10);
+		else if (field == 51)
+			b = strtoull(t, NULL, 10);
+	}
+	if (!a || b <= a)
+		return -ENOSYS;
+	*start = (uintptr_t)a;
+	*end = (uintptr_t)b;
+	return 0;
+}
+
+int env_scrub_in_place(const struct env_policy *p)
+{
+	char name[512];
+	uintptr_t start = 0, end = 0;
+	size_t n = 0, k = 0;
+	char **copy;
+	int r;
+
+	if ((r = env_block(&start, &end)) < 0)
+		return r;
+	while (environ[n])
+		n++;
+	if (!(copy = calloc(n + 1, sizeof(char *))))
+		return -ENOMEM;
+	/* ours: everything but the secrets (the runner needs none) */
+	for (size_t i = 0; i < n; i++) {
+		int named = env_name(environ[i], name, sizeof(name));
+		if (!named || (env_is_secret(name) && !env_is_passthrough(p, name)))
+			continue;
+		char *d = strdup(environ[i]);
+		if (!d) {
+			for (size_t j = 0; j < k; j++)
+				free(copy[j]);
+			free(copy);
+			return -ENOMEM;
+		}
+		copy[k++] = d;
+	}
+	/* the block: only what the job gets stays readable */
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t at = (uintptr_t)environ[i];
+		if (at < start || at >= end)
+			continue; /* set later (setenv): not in the block */
+		int named = env_name(environ[i], name, sizeof(name));
+		if (named && (env_is_passthrough(p, name) ||
+			      (!env_is_secret(name) && env_is_kept(name))))
+			continue;
+		size_t len = strlen(environ[i]);
+		if (at + len > end)
+			len = end - at;
+		memset(environ[i], 0, len);
+	}
+	environ = copy;
+	return 0;
 }
 
 int env_reexec_scrubbed(char *const *argv, const struct env_policy *p)

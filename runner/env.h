@@ -40,3 +40,9 @@ size_t env_count_secrets(char *const *src, const struct env_policy *p);
  * Returns 0 when nothing had to be removed; does not return on success;
  * a negative errno when exec failed. */
 int env_reexec_scrubbed(char *const *argv, const struct env_policy *p);
+/* The same without a new exec (which costs milliseconds of loading):
+ * the bytes of the initial environment block, which /proc/<pid>/environ
+ * shows, are zeroed for every variable the job does not get, and environ
+ * becomes a heap copy without the secrets. -ENOSYS when the block's
+ * bounds are unknown (then re-exec). */
+int env_scrub_in_place(const struct env_policy *p);

@@ -309,7 +309,9 @@ int cmd_run(int argc, char **argv)
 	 * the job could read back through /proc/<ppid>/environ: start again
 	 * without them. argv - 1 is main's argv, "hermesctl" itself. */
 	struct env_policy pol = { pass, npass };
-	r = env_reexec_scrubbed(argv - 1, &pol);
+	r = env_scrub_in_place(&pol);
+	if (r == -ENOSYS)
+		r = env_reexec_scrubbed(argv - 1, &pol);
 	if (r < 0) {
 		hctl_error("run: cannot restart without secrets in the environment: %s",
 			   strerror(-r));

@@ -38,6 +38,17 @@ if echo "$stdout" | grep -q -e '^env: ' -e '^proc: '; then
 fi
 pass "no secret in the job's env or any ancestor's /proc/environ"
 
+# variables the job does not get (not keep-listed, whatever their name)
+# are not readable through the runner's /proc/<pid>/environ either
+out=$(env "DATABASE_URL=postgres://u:$tok@h/db" "GH_PAT=$tok" \
+	"$HCTL" run --json -- "$probe" "$tok")
+stdout=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["stdout"], end="")' <<<"$out")
+echo "$stdout" | grep -q '^walked$' || fail "probe did not finish: $out"
+if echo "$stdout" | grep -q -e '^env: ' -e '^proc: '; then
+	fail "a dropped variable is visible to the job: $stdout"
+fi
+pass "dropped variables are not in any ancestor's /proc/environ"
+
 # Names off the keep-lists are dropped too; keep-listed ones arrive.
 out=$(env "FOO_SETTING=1" "LC_ALL=C" "$HCTL" run -- 'echo "foo=${FOO_SETTING-unset} lc=$LC_ALL"')
 [ "$out" = "foo=unset lc=C" ] || fail "keep-lists: $out"
