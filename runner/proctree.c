@@ -54,8 +54,17 @@ struct proctree_set {
 	long count;
 };
 
+static pid_t proctree_ignored;
+
+void proctree_ignore(pid_t pid)
+{
+	proctree_ignored = pid;
+}
+
 static void proctree_add(struct proctree_set *s, pid_t pid)
 {
+	if (pid == proctree_ignored && pid > 0)
+		return;
 	for (size_t i = 0; i < s->n; i++)
 		if (s->v[i] == pid)
 			return;

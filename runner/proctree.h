@@ -11,6 +11,9 @@ int proctree_become_subreaper(void);
  * than keep are reaped on the way). Returns the count, or a negative errno;
  * when out is non-NULL it receives up to max pids. */
 long proctree_descendants(pid_t keep, pid_t *out, size_t max);
+/* A child of ours that is no part of any job (the backend's guard):
+ * never counted nor signalled. 0 for none. */
+void proctree_ignore(pid_t pid);
 /* Send sig to job's process group and to every live descendant of this
  * process. Returns how many descendants were signalled. */
 long proctree_signal(pid_t job, int sig);

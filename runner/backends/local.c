@@ -11,7 +11,11 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <poll.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -279,6 +283,79 @@ static void local_fill(struct local_run *run, struct runner_result *res)
 		res->exit_code = (int)run->exit_status;
 }
 
+/* The guard: if the runner is killed outright (SIGKILL, the OOM killer),
+ * none of its cleanup runs and the job would go on alone. A forked guard
+ * learns of the runner's death by PR_SET_PDEATHSIG and kills the job's
+ * session and process group (a process that left both with setsid of its
+ * own is out of reach: the runner, its subreaper, is gone). Stopped with
+ * SIGKILL when the run ends normally. */
+static void local_guard_kill(pid_t sid)
+{
+	DIR *d;
+	struct dirent *de;
+
+	kill(-sid, SIGKILL);
+	if (!(d = opendir("/proc")))
+		return;
+	while ((de = readdir(d))) {
+		char path[64], buf[512];
+		int fd, pid = atoi(de->d_name), pgrp = 0, session = 0;
+		ssize_t n;
+		if (pid <= 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		char *p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %*c %*d %d %d", &pgrp, &session) == 2 &&
+		    (session == sid || pgrp == sid))
+			kill(pid, SIGKILL);
+	}
+	closedir(d);
+}
+
+/* Start the guard of job sid: its pid, or -1. */
+static pid_t local_guard_start(pid_t sid)
+{
+	pid_t parent = getpid(), pid;
+	sigset_t set, old;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	pid = fork();
+	if (pid != 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return pid < 0 ? -1 : pid;
+	}
+	/* hold nothing of the runner's: a caller reading its output must
+	 * see the end of it when the runner exits */
+	if (syscall(SYS_close_range, 0U, ~0U, 0) < 0)
+		for (int fd = 0; fd < 1024; fd++)
+			close(fd);
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (getppid() == parent)
+		while (sigwait(&set, &sig) != 0)
+			;
+	local_guard_kill(sid);
+	_exit(0);
+}
+
+static void local_guard_stop(pid_t guard)
+{
+	if (guard <= 0)
+		return;
+	kill(guard, SIGKILL);
+	while (waitpid(guard, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 static int local_exec(void *state, const struct runner_exec *x, struct runner_result *res,
 		      struct herr *e)
 {
@@ -338,6 +415,9 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 		run->exit_status = r == UV_ENOENT ? 127 : 126;
 	} else {
 		run->pid = run->proc.pid;
+		/* not a leftover of the job: never counted nor signalled */
+		pid_t guard = local_guard_start(run->pid);
+		proctree_ignore(guard);
 		uv_read_start((uv_stream_t *)&run->out, local_alloc, local_read);
 		uv_read_start((uv_stream_t *)&run->err, local_alloc, local_read);
 		local_watch_start(run, x->stream_stdout_fd);
@@ -347,6 +427,8 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 		uv_timer_start(&run->deadline, local_deadline,
 			       (uint64_t)(x->limits.timeout * 1000.0 + 0.5), 0);
 		uv_run(&run->loop, UV_RUN_DEFAULT);
+		local_guard_stop(guard);
+		proctree_ignore(0);
 	}
 	local_fill(run, res);
 	r = output_finish(&run->cap_out, &res->out);

@@ -76,6 +76,11 @@ o=$(mean_ms 200 "$HCTL" run --home-mode real -- true)
 report "trivial command (true), real HOME" "$b" "$o"
 o2=$(mean_ms 200 "$HCTL" run --home-mode profile -- true)
 report "trivial command, profile HOME" "$b" "$o2"
+# an agent's environment holds secrets: the runner must hide them from the
+# job's /proc/<ppid>/environ (both sides get the same variable)
+b=$(mean_ms 200 env OPENAI_API_KEY=sk-bench bash -c true)
+o2=$(mean_ms 200 env OPENAI_API_KEY=sk-bench "$HCTL" run --home-mode real -- true)
+report "trivial command, a secret in the env" "$b" "$o2"
 b=$(cpu_ms 200 bash -c true)
 o=$(cpu_ms 200 "$HCTL" run --home-mode real -- true)
 report "trivial command, CPU time, real HOME" "$b" "$o" "ms cpu"

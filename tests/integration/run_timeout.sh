@@ -79,3 +79,18 @@ pid=$(cat "$d/yes")
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$pid" 2>/dev/null && fail "yes (pid $pid) still runs after its reader left"
 pass "closed stdout: the job ends (SIGPIPE), hermesctl finishes in $(( $(date +%s) - start )) s"
+
+# The runner killed outright (SIGKILL: none of its cleanup runs): its
+# guard still ends the job and what the job started in its session.
+"$HCTL" run -- 'sleep 300 & echo $! > '"$d/kchild"'; echo $$ > '"$d/kjob"'; wait' &
+runner=$!
+TEST_PIDS+=("$runner")
+for _ in $(seq 100); do [ -s "$d/kchild" ] && [ -s "$d/kjob" ] && break; sleep 0.05; done
+[ -s "$d/kchild" ] || fail "the job did not start its child"
+kill -KILL "$runner"
+wait "$runner" 2>/dev/null || true
+for p in "$(cat "$d/kjob")" "$(cat "$d/kchild")"; do
+	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$p" 2>/dev/null && { kill -KILL "$p"; fail "pid $p of the job outlived a SIGKILLed runner"; }
+done
+pass "SIGKILL to hermesctl: the guard ended the job and its child"
