@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -144,6 +145,11 @@ int runner_run(const struct runner_job *job, struct runner_result *res, struct h
 		return err_set(e, -EINVAL, "empty command");
 	if ((r = paths_resolve(job->cwd ? job->cwd : ".", cwd, sizeof(cwd), e)) < 0)
 		return err_prefix(e, "working directory");
+	{
+		struct stat sb;
+		if (stat(cwd, &sb) == 0 && !S_ISDIR(sb.st_mode))
+			return err_set(e, -ENOTDIR, "working directory %s: not a directory", cwd);
+	}
 	text = job->command;
 	if (!text && !(text = joined = shword_join(job->argv)))
 		return err_set(e, -ENOMEM, "out of memory");

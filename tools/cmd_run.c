@@ -45,7 +45,8 @@ static void run_usage(FILE *out)
 		"                     config terminal.timeout)\n"
 		"  --backend NAME     where to run (default local, config terminal.backend)\n"
 		"  --json             print one JSON object: exit_code, signal, stdout, stderr,\n"
-		"                     duration, truncated, timed_out, blocked, reason\n"
+		"                     duration, truncated, timed_out, blocked, reason; when\n"
+		"                     the job could not start: exit_code null and error\n"
 		"  --reason TEXT      why this turn happens (default: the command)\n"
 		"  --home-mode MODE   auto, real or profile (env TERMINAL_HOME_MODE, config\n"
 		"                     terminal.home_mode)\n"
@@ -173,6 +174,9 @@ static const char *run_crontab_shim(void)
 }
 
 /* Valid UTF-8 copy of s (bad bytes and NULs become U+FFFD) for JSON. */
+/* Set once the result went out as JSON (cmd_run adds one on errors). */
+static int run_json_printed;
+
 static char *run_utf8(const char *s, size_t len)
 {
 	char *out = malloc(len * 3 + 1), *o = out;
@@ -233,8 +237,10 @@ static int run_print_json(const struct runner_result *res)
 			cJSON_AddStringToObject(o, "reason", res->block_reason);
 		text = cJSON_PrintUnformatted(o);
 	}
-	if (text)
+	if (text) {
 		printf("%s\n", text);
+		run_json_printed = 1;
+	}
 	cJSON_free(text);
 	cJSON_Delete(o);
 	free(out);
@@ -283,7 +289,36 @@ static int run_policies(const struct run_opts *o, const struct config *cfg,
 	return 0;
 }
 
+static int run_main(int argc, char **argv);
+
+/* With --json a program reads standard output: an error before the job
+ * ran (a bad -C, a config error, a dead mount's turn) is JSON there too,
+ * {"error": ..., "exit_code": ...}, besides the line on stderr. */
 int cmd_run(int argc, char **argv)
+{
+	int json = 0, code;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		json |= strcmp(argv[i], "--json") == 0;
+	run_json_printed = 0;
+	code = run_main(argc, argv);
+	if (json && !run_json_printed && code != HCTL_OK) {
+		cJSON *o = cJSON_CreateObject();
+		char *text;
+		cJSON_AddNullToObject(o, "exit_code");
+		cJSON_AddNumberToObject(o, "hermesctl_exit", code);
+		cJSON_AddStringToObject(o, "error", hctl_last_error());
+		cJSON_AddBoolToObject(o, "blocked", code == HCTL_BLOCKED);
+		cJSON_AddBoolToObject(o, "timed_out", 0);
+		if ((text = cJSON_PrintUnformatted(o)))
+			printf("%s\n", text);
+		cJSON_free(text);
+		cJSON_Delete(o);
+	}
+	return code;
+}
+
+static int run_main(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
 	struct config *cfg = NULL;

@@ -58,6 +58,8 @@ static void usage(FILE *out)
 		"  run otherwise exits with the command's own exit code\n");
 }
 
+static char hctl_last[1024];
+
 void hctl_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -66,6 +68,14 @@ void hctl_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	va_start(ap, fmt);
+	vsnprintf(hctl_last, sizeof(hctl_last), fmt, ap);
+	va_end(ap);
+}
+
+const char *hctl_last_error(void)
+{
+	return hctl_last;
 }
 
 void hctl_warn(const char *fmt, ...)

@@ -29,6 +29,8 @@ int cmd_run(int argc, char **argv);
 /* Print "hermesctl: <msg>" to stderr. */
 void hctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hctl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message of the last hctl_error ("" if none). */
+const char *hctl_last_error(void);
 /* Is argv[i] a help flag? */
 int hctl_is_help(const char *arg);
 /* The process's umask (read without changing it for good). */

@@ -76,3 +76,11 @@ rc=0
 "$HCTL" run -- --help >/dev/null 2>"$T/err" || rc=$?
 [ "$rc" = 127 ] || fail "a command starting with a dash went to bash as an option: rc $rc $(cat "$T/err")"
 pass "closed stdio, --timeout cap, strict UTF-8, a dash-command"
+
+# errors before the job runs are JSON too with --json
+rc=0
+out=$("$HCTL" run --json -C /etc/hostname -- true 2>"$T/err") || rc=$?
+[ "$rc" = 1 ] || fail "-C a file: rc $rc"
+python3 -c 'import json,sys; o=json.loads(sys.argv[1]); assert "not a directory" in o["error"] and o["exit_code"] is None, o' "$out" ||
+	fail "-C a file with --json: $out"
+pass "--json: an error before the job ran is a JSON object with the reason"
