@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "quote.h"
 #include "config.h"
 #include "log.h"
 
@@ -431,12 +432,16 @@ int store_is_excluded(struct store *st, int rootfd, const char *relpath, int is_
 void store_skip_note(struct store_skips *sk, const char *relpath, long long size)
 {
 	size_t len = strlen(sk->text);
+	char name[PATH_MAX + 64];
 
+	/* the note becomes a commit trailer: a newline in a name would end
+	 * it, an escape would reach a terminal */
+	quote_str(relpath, name, sizeof(name));
 	if (sk->n++ == 0)
-		snprintf(sk->text, sizeof(sk->text), "%s (%lld MB)", relpath, size >> 20);
+		snprintf(sk->text, sizeof(sk->text), "%s (%.1f MB)", name, (double)size / 1048576);
 	else if (len + 16 < sizeof(sk->text))
-		snprintf(sk->text + len, sizeof(sk->text) - len, ", %s (%lld MB)", relpath,
-			 size >> 20);
+		snprintf(sk->text + len, sizeof(sk->text) - len, ", %s (%.1f MB)", name,
+			 (double)size / 1048576);
 	log_warn("checkpoint: %s skipped: %lld bytes is over checkpoints.max_file_size_mb",
 		 relpath, size);
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quote.h"
+
 #define C_RESET "\033[m"
 #define C_BOLD "\033[1m"
 #define C_CYAN "\033[36m"
@@ -61,6 +63,71 @@ static int diff_line(const git_diff_delta *delta, const git_diff_hunk *hunk,
 	return ferror(o->f) ? -1 : 0;
 }
 
+/* The --stat part, like git's, but each name quoted when it holds a
+ * control byte (an agent picks file names: an escape or a newline must
+ * neither reach the terminal nor break the table). */
+static int diff_stat_print(git_diff *diff, git_diff_stats *stats, FILE *out)
+{
+	size_t n = git_diff_num_deltas(diff), namew = 0, maxch = 0;
+	struct row {
+		char name[PATH_MAX + 16];
+		size_t add, del;
+		int binary;
+	} *rows = calloc(n ? n : 1, sizeof(*rows));
+	git_buf sum = { 0 };
+	int rc = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		git_patch *p = NULL;
+		size_t ctx = 0;
+		quote_str(d->status == GIT_DELTA_DELETED ? d->old_file.path : d->new_file.path,
+			  rows[i].name, sizeof(rows[i].name));
+		rows[i].binary = (d->flags & GIT_DIFF_FLAG_BINARY) != 0;
+		if ((rc = git_patch_from_diff(&p, diff, i)) == 0 && p) {
+			git_patch_line_stats(&ctx, &rows[i].add, &rows[i].del, p);
+			rows[i].binary |= (git_patch_get_delta(p)->flags & GIT_DIFF_FLAG_BINARY) != 0;
+		}
+		git_patch_free(p);
+		if (strlen(rows[i].name) > namew)
+			namew = strlen(rows[i].name);
+		if (rows[i].add + rows[i].del > maxch)
+			maxch = rows[i].add + rows[i].del;
+	}
+	if (namew > 50)
+		namew = 50;
+	int numw = snprintf(NULL, 0, "%zu", maxch);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct row *r = &rows[i];
+		size_t tot = r->add + r->del, width = 80 - namew - (size_t)numw - 6;
+		size_t plus = r->add, minus = r->del;
+		if (width < 10)
+			width = 10;
+		if (maxch > width) { /* scale the bar, at least one sign each */
+			plus = r->add ? (r->add * width + maxch - 1) / maxch : 0;
+			minus = r->del ? (r->del * width + maxch - 1) / maxch : 0;
+		}
+		fprintf(out, " %-*s | ", (int)namew, r->name);
+		if (r->binary) {
+			fputs("Bin\n", out);
+			continue;
+		}
+		fprintf(out, "%*zu ", numw, tot);
+		for (size_t k = 0; k < plus; k++)
+			fputc('+', out);
+		for (size_t k = 0; k < minus; k++)
+			fputc('-', out);
+		fputc('\n', out);
+	}
+	if (rc == 0 && (rc = git_diff_stats_to_buf(&sum, stats, GIT_DIFF_STATS_SHORT, 80)) == 0)
+		fwrite(sum.ptr, 1, sum.size, out);
+	git_buf_dispose(&sum);
+	free(rows);
+	return rc;
+}
+
 int store_diff(struct store *st, int rootfd, const char *oid,
 	       const struct store_diff_opts *opt, FILE *out, struct herr *e)
 {
@@ -98,16 +165,16 @@ int store_diff(struct store *st, int rootfd, const char *oid,
 	rc = git_diff_tree_to_tree(&diff, st->repo, old, now, &o);
 	if (rc == 0)
 		rc = git_diff_get_stats(&stats, diff);
-	if (rc == 0)
-		rc = git_diff_stats_to_buf(&buf, stats, GIT_DIFF_STATS_FULL |
-					   GIT_DIFF_STATS_INCLUDE_SUMMARY, 80);
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot compare with the checkpoint");
 		goto out;
 	}
 	files = (int)git_diff_stats_files_changed(stats);
 	if (files > 0) {
-		fwrite(buf.ptr, 1, buf.size, out);
+		if ((rc = diff_stat_print(diff, stats, out)) < 0) {
+			rc = store_git_err(e, rc, "cannot compare with the checkpoint");
+			goto out;
+		}
 		if (!(opt && opt->stat_only)) {
 			fputc('\n', out);
 			rc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line, &dout);

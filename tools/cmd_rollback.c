@@ -73,9 +73,12 @@ static void rollback_pending(const char *tree)
 			int first = 1;
 			cJSON_ArrayForEach(w, who)
 			{
-				printf("%s%s[%d]", first ? " by " : ", ",
-				       hctl_json_str(w, "comm"),
-				       (int)cJSON_GetObjectItemCaseSensitive(w, "pid")->valuedouble);
+				char comm[128];
+				const cJSON *pid = cJSON_GetObjectItemCaseSensitive(w, "pid");
+				/* a process names itself: quoted if it holds escapes */
+				quote_str(hctl_json_str(w, "comm"), comm, sizeof(comm));
+				printf("%s%s[%d]", first ? " by " : ", ", comm,
+				       cJSON_IsNumber(pid) ? (int)pid->valuedouble : 0);
 				first = 0;
 			}
 			putchar('\n');
@@ -125,13 +128,20 @@ static int rollback_list(struct store *st, const char *tree, int json)
 	} else {
 		printf("checkpoints of %s, newest first:\n\n", tree);
 		for (size_t i = 0; i < n; i++) {
+			char reason[sizeof(v[i].reason) * 4 + 3], who[sizeof(v[i].who) * 4 + 3];
 			rollback_fmt_time(v[i].time, when, sizeof(when));
+			/* reasons and process names come from agents: no raw escapes */
+			quote_str(v[i].reason, reason, sizeof(reason));
+			quote_str(v[i].who, who, sizeof(who));
 			printf("  %3zu  %.8s  %s  %s  (%d file%s, +%d/-%d)", i + 1, v[i].oid, when,
-			       v[i].reason, v[i].files, v[i].files == 1 ? "" : "s",
-			       v[i].insertions, v[i].deletions);
+			       reason, v[i].files, v[i].files == 1 ? "" : "s", v[i].insertions,
+			       v[i].deletions);
 			if (v[i].who[0])
-				printf("  by %s", v[i].who);
+				printf("  by %s", who);
 			putchar('\n');
+			if (v[i].skipped[0])
+				printf("       left out (over checkpoints.max_file_size_mb): %s\n",
+				       v[i].skipped);
 		}
 		rollback_pending(tree);
 		printf("\n  hermesctl rollback diff N    what changed since checkpoint N\n"

@@ -63,14 +63,12 @@ static char hctl_last[1024];
 void hctl_error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("hermesctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+
+	/* formatted once: kept for --json answers (hctl_last_error) */
 	va_start(ap, fmt);
 	vsnprintf(hctl_last, sizeof(hctl_last), fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "hermesctl: %s\n", hctl_last);
 }
 
 const char *hctl_last_error(void)

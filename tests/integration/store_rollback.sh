@@ -85,3 +85,22 @@ ok "rollback N FILE from a subdirectory restores only that file"
 expect 0 rollback 5 docs
 [ "$(cat docs/readme.md)" = doc ] || fail "directory restore"
 ok "rollback N DIR restores a directory"
+
+# names and reasons an agent chose reach the terminal quoted: an escape
+# sequence cannot clear the screen, a newline cannot break the table
+cd "$TREE"
+esc=$(printf 'esc\033[2Jname.txt')
+nl=$(printf 'new\nline.txt')
+echo one >"$esc"
+expect 0 checkpoint -m "$(printf 'reason \033[31mred')"
+echo two >>"$esc"
+echo x >"$nl"
+expect 0 rollback diff 1 --stat --no-pager
+printf '%s' "$OUT" | grep -q "$(printf '\033')" && fail "diff --stat printed a raw escape: $(printf '%s' "$OUT" | cat -v)"
+printf '%s\n' "$OUT" | grep -qF '"esc\033[2Jname.txt" |' || fail "diff --stat does not quote the name: $OUT"
+printf '%s\n' "$OUT" | grep -qF '"new\nline.txt" ' || fail "diff --stat broke on a newline: $OUT"
+[ "$(printf '%s\n' "$OUT" | wc -l)" = 3 ] || fail "diff --stat is not two rows and a summary: $OUT"
+expect 0 rollback
+printf '%s' "$OUT" | grep -q "$(printf '\033')" && fail "the list printed a raw escape"
+printf '%s\n' "$OUT" | grep -qF '"reason \033[31mred"' || fail "the list does not quote the reason: $OUT"
+ok "names and reasons with control characters are quoted on the terminal"
