@@ -196,6 +196,12 @@ static int rollback_diff(struct store *st, int rootfd, const char *spec,
 	int r;
 
 	r = store_resolve(st, spec, oid, &e);
+	/* a path in neither the checkpoint nor the tree is a typo, not "no
+	 * changes" */
+	for (size_t i = 0; r == 0 && rootfd >= 0 && i < npaths; i++)
+		if ((r = store_restore_check(st, rootfd, oid, &paths[i], 1, &e)) < 0)
+			snprintf(e.msg, sizeof(e.msg), "%s: neither in checkpoint %s nor in the tree",
+				 paths[i], spec);
 	if (r < 0) {
 		hctl_error("%s", e.msg);
 		return hctl_exit_for(r);

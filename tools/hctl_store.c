@@ -152,12 +152,24 @@ int hctl_tree_relpath(const char *tree, const char *dir, const char *arg, char *
 		hctl_error("empty path");
 		return HCTL_USAGE;
 	}
-	if (arg[0] == '/') {
-		hctl_error("%s: absolute paths are refused: give a path relative to the tree", arg);
-		return HCTL_USAGE;
-	}
-	snprintf(full, sizeof(full), "%s/%s", dir, arg);
+	if (arg[0] == '/')
+		snprintf(full, sizeof(full), "%s", arg); /* fine if inside the tree */
+	else
+		snprintf(full, sizeof(full), "%s/%s", dir, arg);
 	hctl_normalise(full);
+	if (arg[0] == '/' && !paths_is_under(full, tree)) {
+		/* the tree reached through a symlink (/tmp/link/f.c) */
+		snprintf(parent, sizeof(parent), "%s", full);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			hctl_resolve_lenient(parent, sizeof(parent));
+			char again[PATH_MAX * 4];
+			snprintf(again, sizeof(again), "%s/%s", parent, slash + 1);
+			if (paths_is_under(again, tree))
+				snprintf(full, sizeof(full), "%s", again);
+		}
+	}
 	if (!paths_is_under(full, tree) || strcmp(full, tree) == 0) {
 		hctl_error("%s: not a path inside %s", arg, tree);
 		return HCTL_BLOCKED;

@@ -51,9 +51,13 @@ expect 2 rollback "$dup"; one_line
 echo "$ERR" | grep -q ambiguous || fail "ambiguous: $ERR"
 ok "ambiguous hash prefix ($dup after $i checkpoints): exit 2"
 
+expect 3 rollback diff 1 no-such-file.txt; one_line
+echo "$ERR" | grep -q "no-such-file.txt: neither in checkpoint 1 nor in the tree" ||
+	fail "diff of a path that does not exist: $ERR"
 expect 4 rollback 1 ../x; one_line
 expect 4 rollback 1 sub/../../x; one_line
-expect 2 rollback 1 /etc/passwd; one_line
+expect 4 rollback 1 /etc/passwd; one_line # absolute: fine only inside the tree
+echo "$ERR" | grep -q "not a path inside" || fail "absolute path outside: $ERR"
 ln -s /etc out
 expect 4 rollback 1 out/passwd; one_line
 echo "$ERR" | grep -q symlink || fail "symlink message: $ERR"

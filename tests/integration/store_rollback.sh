@@ -86,6 +86,11 @@ expect 0 rollback 5 docs
 [ "$(cat docs/readme.md)" = doc ] || fail "directory restore"
 ok "rollback N DIR restores a directory"
 
+echo changed >docs/readme.md
+expect 0 rollback 6 "$TREE/docs/readme.md"
+[ "$(cat docs/readme.md)" = doc ] || fail "restore by absolute path"
+ok "rollback N /abs/path/inside/the/tree restores that file"
+
 # names and reasons an agent chose reach the terminal quoted: an escape
 # sequence cannot clear the screen, a newline cannot break the table
 cd "$TREE"
