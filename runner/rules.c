@@ -299,8 +299,14 @@ static void rules_write_target(const char *path, const struct guard *g, const ch
 			return;
 		}
 	}
-	if (guard_check_write(g, path, cwd, why, sizeof(why)) < 0)
+	if (guard_check_write(g, path, cwd, why, sizeof(why)) < 0) {
 		rules_add(rep, RULES_ASK, "protected-write", "write to a protected path", why);
+		return;
+	}
+	/* a project's .env holds its secrets (as the reference treats it) */
+	const char *base = strrchr(path, '/');
+	if (strcmp(base ? base + 1 : path, ".env") == 0)
+		rules_add(rep, RULES_ASK, "protected-write", "write to a .env file (secrets)", path);
 }
 
 /* One target of rm, with its brace expansions ({a,b} and /{etc,usr}

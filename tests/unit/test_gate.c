@@ -164,6 +164,8 @@ static const char *const ask_cases[][2] = {
 	{ "echo x >> ~root/.bashrc", "protected-write" },
 	{ "chown -R 0:0 /srv/app", "chown-root" },
 	{ "echo 1 > /proc/sys/kernel/panic", "sysctl-write" },
+	{ "> ./.env", "protected-write" },
+	{ "echo KEY=x >> .env", "protected-write" },
 	{ "bash -c \"bash -c \\\"bash -c 'bash -c \\\\\\\"bash -c \\\\\\\\\\\\\\\"bash -c ls\\\\\\\\\\\\\\\"\\\\\\\"'\\\"\"", "nested-shell" },
 };
 
