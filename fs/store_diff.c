@@ -70,7 +70,7 @@ static int diff_stat_print(git_diff *diff, git_diff_stats *stats, FILE *out)
 {
 	size_t n = git_diff_num_deltas(diff), namew = 0, maxch = 0;
 	struct row {
-		char name[PATH_MAX + 16];
+		char *name; /* quoted */
 		size_t add, del;
 		int binary;
 	} *rows = calloc(n ? n : 1, sizeof(*rows));
@@ -83,8 +83,14 @@ static int diff_stat_print(git_diff *diff, git_diff_stats *stats, FILE *out)
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 		git_patch *p = NULL;
 		size_t ctx = 0;
-		quote_str(d->status == GIT_DELTA_DELETED ? d->old_file.path : d->new_file.path,
-			  rows[i].name, sizeof(rows[i].name));
+		const char *path = d->status == GIT_DELTA_DELETED ? d->old_file.path
+								  : d->new_file.path;
+		size_t qlen = quote_str(path, NULL, 0) + 1;
+		if (!(rows[i].name = malloc(qlen))) {
+			rc = -ENOMEM;
+			break;
+		}
+		quote_str(path, rows[i].name, qlen);
 		rows[i].binary = (d->flags & GIT_DIFF_FLAG_BINARY) != 0;
 		if ((rc = git_patch_from_diff(&p, diff, i)) == 0 && p) {
 			git_patch_line_stats(&ctx, &rows[i].add, &rows[i].del, p);
@@ -124,6 +130,8 @@ static int diff_stat_print(git_diff *diff, git_diff_stats *stats, FILE *out)
 	if (rc == 0 && (rc = git_diff_stats_to_buf(&sum, stats, GIT_DIFF_STATS_SHORT, 80)) == 0)
 		fwrite(sum.ptr, 1, sum.size, out);
 	git_buf_dispose(&sum);
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].name);
 	free(rows);
 	return rc;
 }
@@ -137,7 +145,6 @@ int store_diff(struct store *st, int rootfd, const char *oid,
 	git_tree *old = NULL, *now = NULL;
 	git_diff *diff = NULL;
 	git_diff_stats *stats = NULL;
-	git_buf buf = { 0 };
 	git_oid id, now_id;
 	int rc, files = 0;
 
@@ -172,7 +179,8 @@ int store_diff(struct store *st, int rootfd, const char *oid,
 	files = (int)git_diff_stats_files_changed(stats);
 	if (files > 0) {
 		if ((rc = diff_stat_print(diff, stats, out)) < 0) {
-			rc = store_git_err(e, rc, "cannot compare with the checkpoint");
+			rc = rc == -ENOMEM ? err_set(e, rc, "out of memory")
+					   : store_git_err(e, rc, "cannot compare with the checkpoint");
 			goto out;
 		}
 		if (!(opt && opt->stat_only)) {
@@ -186,7 +194,6 @@ int store_diff(struct store *st, int rootfd, const char *oid,
 	}
 	rc = files;
 out:
-	git_buf_dispose(&buf);
 	git_diff_stats_free(stats);
 	git_diff_free(diff);
 	git_tree_free(now);

@@ -170,13 +170,13 @@ static const struct rules_wrapper rules_wrappers[] = {
 	{ "nice", "n", 0, 0 },          { "ionice", "cnp", 0, 0 }, { "stdbuf", "ioe", 0, 0 },
 	{ "setsid", "", 0, 0 },         { "nohup", "", 0, 0 },  { "time", "fo", 0, 0 },
 	{ "command", "", 0, 0 },        { "builtin", "", 0, 0 }, { "exec", "a", 0, 0 },
-	{ "busybox", "", 0, 0 },        { "timeout", "sk", 0, 1 }, { "flock", "wEn", 'c', 1 },
+	{ "busybox", "", 0, 0 },        { "timeout", "sk", 0, 1 }, { "flock", "wE", 'c', 1 },
 	{ "taskset", "", 0, 1 },        { "chrt", "TPD", 0, 1 }, { "strace", "oeEpPsSuXIab", 0, 0 },
-	{ "ltrace", "oeEpPsSuXIab", 0, 0 }, { "unshare", "SGRw", 0, 0 }, { "watch", "nd", 0, 0 },
+	{ "ltrace", "oeEpPsSuXIab", 0, 0 }, { "unshare", "SGRw", 0, 0 }, { "watch", "n", 0, 0 },
 	{ "su", "sgG", 'c', 0 },        { "runuser", "sgGu", 'c', 0 }, { "script", "EIOTmB", 'c', 0 },
-	{ "chroot", "", 0, 1 },         { "nsenter", "tSGwr", 0, 0 }, { "caffeinate", "", 0, 0 },
-	{ "xvfb-run", "asnef", 0, 0 },  { "systemd-run", "pEu", 0, 0 }, { "firejail", "", 0, 0 },
-	{ "proot", "rbw", 0, 0 },       { "faketime", "f", 0, 1 },  { "catchsegv", "", 0, 0 },
+	{ "chroot", "", 0, 1 },         { "nsenter", "tSG", 0, 0 }, { "caffeinate", "", 0, 0 },
+	{ "xvfb-run", "efnpsw", 0, 0 },  { "systemd-run", "pEu", 0, 0 }, { "firejail", "", 0, 0 },
+	{ "proot", "rbw", 0, 0 },       { "faketime", "", 0, 1 },  { "catchsegv", "", 0, 0 },
 	{ "valgrind", "", 0, 0 },       { "gdb", "", 0, 0 },        { "torsocks", "", 0, 0 },
 	{ "!", "", 0, 0 },
 };
@@ -184,6 +184,15 @@ static const struct rules_wrapper rules_wrappers[] = {
 /* Shell words that start a clause: what follows them is a command. */
 static const char *const rules_reserved[] = {
 	"if", "then", "else", "elif", "do", "while", "until", "{", "}", "!", "coproc",
+};
+
+/* Long options of the wrappers that take the next word as their value. */
+static const char *const rules_long_vals[] = {
+	"--user", "--group", "--signal", "--kill-after", "--unset", "--chdir",
+	"--adjustment", "--class", "--classdata", "--output", "--wait", "--timeout",
+	"--conflict-exit-code", "--shell", "--login-shell", "--prompt", "--close-from",
+	"--preserve-env", "--other-user", "--host", "--role", "--type", "--root",
+	"--wd", "--interval", "--setuid", "--setgid", "--target", "--mount-proc",
 };
 
 static const struct rules_wrapper *rules_wrapper_of(const char *b)
@@ -220,6 +229,7 @@ static size_t rules_skip_wrappers_t(char *const *w, size_t n, const char **texts
 		}
 		if (!(wr = rules_wrapper_of(b)))
 			break;
+		int saw_user = 0;
 		i++;
 		/* options: clusters of short ones (a value ends a cluster),
 		 * long ones (--opt=value, or --opt alone) */
@@ -230,21 +240,37 @@ static size_t rules_skip_wrappers_t(char *const *w, size_t n, const char **texts
 			if (o[1] == '-') {
 				if (strncmp(o, "--split-string=", 15) == 0 && texts && *ntexts < 4)
 					texts[(*ntexts)++] = o + 15;
-				else if (strcmp(o, "--command") == 0 && wr->text && i < n &&
-					 texts && *ntexts < 4)
-					texts[(*ntexts)++] = w[i++];
+				else if (strncmp(o, "--command=", 10) == 0 && wr->text && texts &&
+					 *ntexts < 4)
+					texts[(*ntexts)++] = o + 10;
+				else if ((strcmp(o, "--command") == 0 ||
+					  strcmp(o, "--split-string") == 0) && i < n) {
+					if (texts && *ntexts < 4)
+						texts[(*ntexts)++] = w[i];
+					i++;
+				} else if (!strchr(o, '=') && i < n &&
+					   rules_in(o, rules_long_vals, N_(rules_long_vals))) {
+					if (strcmp(o, "--user") == 0)
+						saw_user = 1;
+					i++; /* --user root: the value is the next word */
+				}
 				continue;
 			}
 			for (const char *c = o + 1; *c; c++) {
 				int is_text = wr->text && *c == wr->text;
 				if (!is_text && !strchr(wr->vals, *c))
 					continue;
+				if (*c == 'u')
+					saw_user = 1;
 				const char *val = c[1] ? c + 1 : i < n ? w[i++] : NULL;
 				if (is_text && val && texts && *ntexts < 4)
 					texts[(*ntexts)++] = val;
 				break;
 			}
 		}
+		/* runuser -u USER [--] COMMAND: a command follows */
+		if (strcmp(b, "runuser") == 0 && saw_user)
+			continue;
 		if (strcmp(b, "su") == 0 || strcmp(b, "runuser") == 0 || strcmp(b, "script") == 0) {
 			/* su [USER] [-c TEXT]: no command words of its own */
 			while (i < n) {
@@ -580,14 +606,15 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 		for (size_t i = 1; i < n; i++) {
 			/* -t DIR, --target-directory=DIR */
 			if ((strcmp(a[i], "-t") == 0 || strcmp(a[i], "--target-directory") == 0) &&
-			    i + 1 < n) {
+			    i + 1 < n && strcmp(name, "rsync") != 0) {
 				rules_write_target(a[i + 1], g, cwd, rep);
 				dir_opt = 1;
 			} else if (strncmp(a[i], "--target-directory=", 19) == 0) {
 				rules_write_target(a[i] + 19, g, cwd, rep);
 				dir_opt = 1;
-			} else if (a[i][0] == '-' && a[i][1] != '-' && strchr(a[i], 't') &&
+			} else if (strcmp(name, "rsync") != 0 && a[i][0] == '-' && a[i][1] != '-' &&
 				   a[i][strlen(a[i]) - 1] == 't' && i + 1 < n) {
+				/* -t DIR of cp/mv/install/ln (rsync's -t is --times) */
 				rules_write_target(a[i + 1], g, cwd, rep);
 				dir_opt = 1;
 			}
@@ -599,7 +626,10 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 		int inplace = 0, script_seen = strcmp(name, "perl") == 0;
 		for (size_t i = 1; i < n; i++) {
 			const char *w = a[i];
-			if (w[0] == '-' && w[1] != '-' && strchr(w, 'i'))
+			/* perl's -I DIR, -M MODULE, -m, -x, -d, -C take the rest
+			 * of the word: an 'i' there is not -i */
+			if (w[0] == '-' && w[1] != '-' && strchr(w, 'i') &&
+			    !(name[0] == 'p' && strchr("IMmxdDC", w[1])))
 				inplace = 1;
 			if (strncmp(w, "--in-place", 10) == 0)
 				inplace = 1;
@@ -790,21 +820,44 @@ static void rules_fork_bomb(const char *text, struct rules_report *rep)
 		after += strspn(after, " \t\n");
 		if (*after != '{' && *after != '(')
 			continue;
-		/* the body, to its matching brace or parenthesis */
-		char open = *after, close = open == '{' ? '}' : ')';
-		int nest = 0, calls = 0, bg = 0;
-		const char *q = after;
-		for (; *q; q++) {
+		/* the body, to its matching brace or parenthesis; quoted text is
+		 * no call. A self-call counts as spawning when a lone | or &
+		 * (not ||, &&, >&, &>) stands right before or after it, past
+		 * blanks and parentheses: f | f &, (f|f)&, f & f & */
+		char open = *after, close = open == '{' ? '}' : ')', quote = 0;
+		int nest = 0, calls = 0, spawning = 0;
+		for (const char *q = after; *q; q++) {
+			if (quote) {
+				if (*q == quote)
+					quote = 0;
+				else if (*q == '\\' && quote == '"' && q[1])
+					q++;
+				continue;
+			}
+			if (*q == '\'' || *q == '"') {
+				quote = *q;
+				continue;
+			}
 			nest += *q == open ? 1 : *q == close ? -1 : 0;
 			if (nest == 0)
 				break;
-			if (*q == '&' || *q == '|')
-				bg = 1;
-			if (strncmp(q, name, len) == 0 && !rules_name_char(q[len]) &&
-			    (q == text || !rules_name_char(q[-1])))
-				calls++;
+			if (strncmp(q, name, len) != 0 || rules_name_char(q[len]) ||
+			    (q > text && rules_name_char(q[-1])))
+				continue;
+			calls++;
+			const char *f = q + len;
+			while (*f == ' ' || *f == '\t' || *f == ')')
+				f++;
+			if ((*f == '|' && f[1] != '|') || (*f == '&' && f[1] != '&' && f[1] != '>'))
+				spawning = 1;
+			const char *b = q;
+			while (b > after && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '('))
+				b--;
+			if (b > after && b[-1] == '|' && (b - 1 == after || b[-2] != '|'))
+				spawning = 1;
+			q += len - 1;
 		}
-		if (calls >= 2 && bg) {
+		if (calls >= 2 && spawning) {
 			char arg[64];
 			snprintf(arg, sizeof(arg), "%.*s", (int)(len < 60 ? len : 60), name);
 			rules_add(rep, RULES_FLOOR, "fork-bomb", "a fork bomb", arg);
@@ -889,22 +942,32 @@ static int rules_scan_text(const char *text, const struct guard *g, const char *
 	rules_fork_bomb(text, rep);
 	if ((r = shword_split(text, &line)) < 0)
 		return r;
-	/* cd moves the later commands of the line: cd / && rm -rf * */
-	char here[PATH_MAX];
-	snprintf(here, sizeof(here), "%s", cwd ? cwd : "/");
+	/* cd moves the later commands of the line (cd / && rm -rf *), but
+	 * not out of a subshell: one directory per ( level */
+	enum { RULES_CD_LEVELS = 8 };
+	char here[RULES_CD_LEVELS][PATH_MAX];
+	int level = 0;
+	snprintf(here[0], sizeof(here[0]), "%s", cwd ? cwd : "/");
 	for (size_t i = 0; i < line.n_cmds; i++) {
 		const struct sh_cmd *c = &line.cmds[i];
-		rules_cmd(&line, i, g, here, rep, depth);
+		int d = c->depth < RULES_CD_LEVELS ? c->depth : RULES_CD_LEVELS - 1;
+		for (; level < d; level++) /* entering: the subshell starts where we are */
+			memcpy(here[level + 1], here[level], sizeof(here[level]));
+		level = d;
+		rules_cmd(&line, i, g, here[level], rep, depth);
 		if (c->n_words >= 1 && strcmp(c->words[0], "cd") == 0) {
-			const char *to = c->n_words > 1 ? c->words[1] : "~";
+			size_t k = 1;
+			while (k < c->n_words && c->words[k][0] == '-' && c->words[k][1])
+				k++; /* -P, -L, -e: options, not the directory */
+			const char *to = k < c->n_words ? c->words[k] : "~";
 			char norm[PATH_MAX];
 			if (strcmp(to, "-") != 0 &&
-			    guard_normalize(to, here, g->n_homes ? g->homes[0] : NULL, norm,
+			    guard_normalize(to, here[level], g->n_homes ? g->homes[0] : NULL, norm,
 					    sizeof(norm)) == 0)
-				snprintf(here, sizeof(here), "%s", norm);
+				snprintf(here[level], sizeof(here[level]), "%s", norm);
 		}
 	}
-	rules_pipelines(&line, g, here, rep, depth);
+	rules_pipelines(&line, g, here[0], rep, depth);
 	shword_free(&line);
 	return 0;
 }

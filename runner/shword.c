@@ -38,6 +38,7 @@ struct shword_parse {
 	int tag_tabs;   /* <<- : the tag line may be indented with tabs */
 	char *tag;      /* a here-document body starts at the next newline */
 	int here_next;  /* the next word is a <<< string */
+	int depth;      /* ( and $( open around the current command */
 	int tag_owner_cur; /* the here-document belongs to cur (not yet pushed) */
 	size_t tag_owner;  /* else to line->cmds[tag_owner] */
 };
@@ -122,6 +123,7 @@ static int shword_end_cmd(struct shword_parse *p, int pipes)
 	if (p->cur.n_words == 0 && p->cur.n_redirs == 0 && !p->cur.input)
 		return 0;
 	p->cur.pipes_next = pipes;
+	p->cur.depth = p->depth;
 	r = shword_push_ptr(&p->line->cmds, &p->line->n_cmds, sizeof(p->cur), &p->cur);
 	if (r == 0 && p->tag_owner_cur) {
 		p->tag_owner_cur = 0;
@@ -250,13 +252,21 @@ int shword_split(const char *t, struct sh_line *out)
 				i = shword_skip_body(&p, t, i + 1) - 1;
 		} else if (c == ';' || c == '(' || c == ')' || c == '`' ||
 			   c == '{' || c == '}') {
-			if ((c == '{' || c == '}') && p.in_word) {
+			/* a brace in a word, or one not followed by a blank
+			 * ({a,b}, {/,x}), is brace expansion, not a group */
+			if ((c == '{' || c == '}') &&
+			    (p.in_word || (c == '{' && t[i + 1] && !strchr(" \t\n", t[i + 1])))) {
 				r = shword_add_char(&p, c);
 				continue;
 			}
 			r = shword_end_cmd(&p, 0);
+			if (c == '(')
+				p.depth++;
+			else if (c == ')' && p.depth > 0)
+				p.depth--;
 		} else if (c == '$' && t[i + 1] == '(') {
 			r = shword_end_cmd(&p, 0);
+			p.depth++;
 			i++;
 		} else if (c == '&' && t[i + 1] != '>') {
 			r = shword_end_cmd(&p, 0);

@@ -17,6 +17,7 @@ struct sh_cmd {
 	size_t n_redirs;
 	int pipes_next; /* followed by | or |& */
 	char *input;    /* here-document bodies and <<< strings it reads, or NULL */
+	int depth;      /* how many ( or $( it runs inside: a subshell's cd stays there */
 };
 
 struct sh_line {

@@ -30,6 +30,10 @@ struct run_opts {
 	int cmd_index;
 };
 
+/* --json was given to us (set by run_parse; cmd_run answers errors in
+ * JSON then). */
+static int run_json_mode;
+
 static void run_usage(FILE *out)
 {
 	fprintf(out,
@@ -87,6 +91,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			return 1;
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = 1;
+			run_json_mode = 1;
 			continue;
 		} else if (strcmp(a, "-d") == 0 || strcmp(a, "--debug") == 0) {
 			o->debug = 1;
@@ -296,13 +301,13 @@ static int run_main(int argc, char **argv);
  * {"error": ..., "exit_code": ...}, besides the line on stderr. */
 int cmd_run(int argc, char **argv)
 {
-	int json = 0, code;
+	int code;
 
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		json |= strcmp(argv[i], "--json") == 0;
-	run_json_printed = 0;
+	run_json_printed = run_json_mode = 0;
 	code = run_main(argc, argv);
-	if (json && !run_json_printed && code != HCTL_OK) {
+	/* run_json_mode: our own --json, as the parser saw it (a --json
+	 * among the command's words is the command's) */
+	if (run_json_mode && !run_json_printed && code != HCTL_OK) {
 		cJSON *o = cJSON_CreateObject();
 		char *text;
 		cJSON_AddNullToObject(o, "exit_code");

@@ -84,3 +84,9 @@ out=$("$HCTL" run --json -C /etc/hostname -- true 2>"$T/err") || rc=$?
 python3 -c 'import json,sys; o=json.loads(sys.argv[1]); assert "not a directory" in o["error"] and o["exit_code"] is None, o' "$out" ||
 	fail "-C a file with --json: $out"
 pass "--json: an error before the job ran is a JSON object with the reason"
+
+# a --json among the command's own words is the command's: no object of
+# ours after its output when it fails
+out=$("$HCTL" run sh -c 'echo out; exit 3' --json 2>/dev/null) && fail "exit 3 expected"
+[ "$out" = out ] || fail "a --json of the command added output of ours: $out"
+pass "a --json among the command's words is left to the command"

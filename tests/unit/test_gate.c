@@ -120,6 +120,15 @@ static const char *const floor_cases[][2] = {
 	{ "su -c 'rm -rf /'", "rm-root" },
 	{ "su root -c 'rm -rf /'", "rm-root" },
 	{ "script -qc 'rm -rf /' /dev/null", "rm-root" },
+	{ "f(){ f & f & }; f", "fork-bomb" },
+	{ "cd -P / && rm -rf ./*", "rm-root" },
+	{ "flock -n /tmp/l rm -rf /", "rm-root" },
+	{ "xvfb-run -a rm -rf /", "rm-root" },
+	{ "runuser -u nobody -- rm -rf /", "rm-root" },
+	{ "su --command='rm -rf /'", "rm-root" },
+	{ "sudo --user root rm -rf /", "rm-root" },
+	{ "timeout --signal KILL 10 rm -rf /", "rm-root" },
+	{ "rm -rf {/,x}", "rm-root" },
 };
 
 static const char *const ask_cases[][2] = {
@@ -163,6 +172,8 @@ static const char *const ask_cases[][2] = {
 	{ "echo x >> \"$HERMES_REAL_HOME/.bashrc\"", "protected-write" },
 	{ "echo x >> ~root/.bashrc", "protected-write" },
 	{ "chown -R 0:0 /srv/app", "chown-root" },
+	{ "rsync -avt build/ /etc/nginx/", "protected-write" },
+	{ "(cd / && ls); rm -rf ./*", "rm-recursive" },
 	{ "echo 1 > /proc/sys/kernel/panic", "sysctl-write" },
 	{ "> ./.env", "protected-write" },
 	{ "echo KEY=x >> .env", "protected-write" },
@@ -209,6 +220,14 @@ static const char *const pass_cases[] = {
 	"cd src && rm -f *.o",
 	"timeout 5 make test",
 	"f() { echo hi; }; f",
+	/* recursive functions that are no fork bombs */
+	"deploy() { echo \"deploy starting\" >&2; make && echo \"deploy done\"; }; deploy",
+	"log() { echo \"log $*\" | tee -a out.txt; echo log done; }; log x",
+	"fib() { [ $1 -lt 2 ] && echo $1 || echo $(( $(fib $(($1-1))) + $(fib $(($1-2))) )); }; fib 9",
+	"qs() { qs \"${l[@]}\"; qs \"${r[@]}\"; }",
+	"perl -MList::Util=sum -e 'print sum(1,2)' /etc/hosts",
+	"{ echo a; echo b; } > out.txt",
+	"echo {a,b}.txt",
 };
 
 static void test_policy(void)
