@@ -28,25 +28,26 @@ ctl=$(env "MY_API_KEY=$tok" bash -c "\"$probe\" $tok; true")
 echo "$ctl" | grep -q '^proc: ' || fail "control: the probe cannot see its parent's environ: $ctl"
 pass "control: a plain parent leaks through /proc/<ppid>/environ"
 
-out=$(env "MY_API_KEY=$tok" "GITHUB_TOKEN=$tok" "DB_PASSWORD=$tok" "SENTRY_DSN=$tok" \
-	"SLACK_WEBHOOK=$tok" "X_AUTH=$tok" "SAFE_SETTING=visible" \
-	"$HCTL" run --json -- "$probe" "$tok")
-stdout=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["stdout"], end="")' <<<"$out")
-echo "$stdout" | grep -q '^walked$' || fail "probe did not finish: $out"
-if echo "$stdout" | grep -q -e '^env: ' -e '^proc: '; then
-	fail "secret visible to the job: $stdout"
-fi
+# probe_hidden WHAT VAR=VALUE...: run the probe with these variables set
+# for hermesctl; the value must be visible nowhere to the job
+probe_hidden() {
+	local what=$1 out stdout
+	shift
+	out=$(env "$@" "$HCTL" run --json -- "$probe" "$tok")
+	stdout=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["stdout"], end="")' <<<"$out")
+	echo "$stdout" | grep -q '^walked$' || fail "probe did not finish: $out"
+	if echo "$stdout" | grep -q -e '^env: ' -e '^proc: '; then
+		fail "$what visible to the job: $stdout"
+	fi
+}
+
+probe_hidden "a secret" "MY_API_KEY=$tok" "GITHUB_TOKEN=$tok" "DB_PASSWORD=$tok" \
+	"SENTRY_DSN=$tok" "SLACK_WEBHOOK=$tok" "X_AUTH=$tok" "SAFE_SETTING=visible"
 pass "no secret in the job's env or any ancestor's /proc/environ"
 
 # variables the job does not get (not keep-listed, whatever their name)
 # are not readable through the runner's /proc/<pid>/environ either
-out=$(env "DATABASE_URL=postgres://u:$tok@h/db" "GH_PAT=$tok" \
-	"$HCTL" run --json -- "$probe" "$tok")
-stdout=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["stdout"], end="")' <<<"$out")
-echo "$stdout" | grep -q '^walked$' || fail "probe did not finish: $out"
-if echo "$stdout" | grep -q -e '^env: ' -e '^proc: '; then
-	fail "a dropped variable is visible to the job: $stdout"
-fi
+probe_hidden "a dropped variable" "DATABASE_URL=postgres://u:$tok@h/db" "GH_PAT=$tok"
 pass "dropped variables are not in any ancestor's /proc/environ"
 
 # Names off the keep-lists are dropped too; keep-listed ones arrive.
