@@ -145,6 +145,10 @@ static int scalar_value(struct walker *w, const yaml_event_t *ev, enum ctype t,
 		char *end;
 		errno = 0;
 		long long v = strtoll(s, &end, 10);
+		if (!plain && *s && !*end && !errno && v >= 0)
+			return walk_fail(w, ev->start_mark,
+					 "%s: expected a number, got the quoted string \"%s\" "
+					 "(write it without quotes)", key, s);
 		if (!plain || !*s || *end || errno || v < 0)
 			return walk_fail(w, ev->start_mark, "%s: expected a non-negative integer, got '%s'", key, s);
 		*out = cJSON_CreateNumber((double)v);

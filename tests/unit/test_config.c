@@ -44,6 +44,9 @@ int main(void)
 
 	ok(parse("checkpoints:\n  enabled: 'true'\n", &cfg, &e) < 0,
 	   "quoted string is not a boolean");
+	ok(parse("terminal:\n  timeout: \"30\"\n", &cfg, &e) < 0 &&
+		   strstr(e.msg, "without quotes") != NULL,
+	   "a quoted number is refused with how to write it: %s", e.msg);
 	ok(parse("- a\n- b\n", &cfg, &e) < 0, "top-level list refused");
 	return done_testing();
 }
