@@ -162,8 +162,10 @@ int gate_decide(const char *command, const struct gate_policy *pol, const struct
 		if (!first_id)
 			first_id = rep.hits[i].id;
 	}
-	if (pending == 0)
+	if (pending == 0 && !rep.overflow)
 		return 0;
+	if (!first_id)
+		first_id = rep.hits[0].id;
 	gate_describe(&rep, RULES_ASK, what, sizeof(what));
 	if (pol->mode == RUNNER_APPROVAL_DENY) {
 		snprintf(reason, size,

@@ -33,7 +33,7 @@ static const char *const guard_home_files[] = {
 	".cshrc", ".tcshrc", ".config/fish", ".netrc", ".npmrc", ".pypirc",
 	".git-credentials", ".gitconfig", ".config/git", ".config/systemd",
 	".config/autostart", ".local/share/systemd", ".hermes/.env",
-	".hermes/config.yaml",
+	".hermes/config.yaml", ".bash_aliases", ".pgpass", ".my.cnf", ".inputrc",
 };
 
 #define N_(a) (sizeof(a) / sizeof((a)[0]))
@@ -83,6 +83,15 @@ static size_t guard_home_prefix(const char *path)
 		size_t l = strlen(pfx[i]);
 		if (strncmp(path, pfx[i], l) == 0 && (path[l] == '\0' || path[l] == '/'))
 			return l;
+	}
+	/* ${HOME:?}, ${HOME%/}, ${HOME:-x}: still the home (rm -rf "${HOME:?}"/) */
+	static const char *const braced[] = { "${HOME", "${HERMES_REAL_HOME" };
+	for (size_t i = 0; i < N_(braced); i++) {
+		size_t l = strlen(braced[i]);
+		const char *end;
+		if (strncmp(path, braced[i], l) == 0 && path[l] && strchr(":%#?-=+", path[l]) &&
+		    (end = strchr(path + l, '}')) && (end[1] == '\0' || end[1] == '/'))
+			return (size_t)(end + 1 - path);
 	}
 	return 0;
 }
@@ -135,6 +144,11 @@ int guard_normalize(const char *path, const char *cwd, const char *home, char *o
 		out[1] = '\0';
 	}
 	return 0;
+}
+
+int guard_is_home_word(const char *word)
+{
+	return guard_home_prefix(word) > 0;
 }
 
 int guard_is_home(const struct guard *g, const char *path)

@@ -31,3 +31,5 @@ int guard_check_write(const struct guard *g, const char *path, const char *cwd, 
 		      size_t size);
 /* Is path (normalised) one of the homes? */
 int guard_is_home(const struct guard *g, const char *path);
+/* Does word start with a spelling of the home (~, $HOME, ${HOME:?}, ...)? */
+int guard_is_home_word(const char *word);

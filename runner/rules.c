@@ -18,12 +18,15 @@
 
 #define N_(a) (sizeof(a) / sizeof((a)[0]))
 #define RULES_MAX_DEPTH 6
+/* the working directory after a cd we cannot follow: relative paths under
+ * it are no system directory and no home */
+#define RULES_CWD_UNKNOWN "/.hermes-unknown-cwd"
 
 static const char *const rules_ask_ids[] = {
 	"rm-recursive", "protected-write", "chmod-world", "chown-root", "dd",
 	"sql-drop", "sql-truncate", "sql-delete-all", "systemctl", "kill-force",
 	"pipe-to-shell", "decode-to-shell", "find-delete", "xargs-rm",
-	"cloud-metadata", "nested-shell", "sysctl-write",
+	"cloud-metadata", "nested-shell", "sysctl-write", "mkfs-image",
 };
 
 /* rm -r of these (or of a home) is the floor. */
@@ -40,7 +43,7 @@ static const char *const rules_blockdev_prefixes[] = {
 
 static const char *const rules_shells[] = {
 	"sh", "bash", "zsh", "ksh", "dash", "fish", "mksh", "ash", "python",
-	"python3", "perl", "ruby", "node",
+	"python3", "perl", "ruby", "node", "php",
 };
 
 int rules_is_ask_id(const char *id)
@@ -60,6 +63,7 @@ static void rules_add(struct rules_report *rep, enum rules_level level, const ch
 	if (level > rep->level)
 		rep->level = level;
 	if (rep->n_hits == RULES_MAX_HITS) {
+		rep->overflow = 1;
 		/* Keep a floor hit visible even when the list is full. */
 		if (level != RULES_FLOOR)
 			return;
@@ -98,12 +102,12 @@ static int rules_is_sh(const char *name)
 	return rules_in(name, rules_shells, 8);
 }
 
-static int rules_is_blockdev(const char *path)
+static int rules_is_blockdev(const char *path, const char *cwd)
 {
 	char norm[PATH_MAX];
 	struct stat st;
 
-	if (guard_normalize(path, "/", NULL, norm, sizeof(norm)) < 0 ||
+	if (guard_normalize(path, cwd ? cwd : "/", NULL, norm, sizeof(norm)) < 0 ||
 	    strncmp(norm, "/dev/", 5) != 0)
 		return 0;
 	if (stat(norm, &st) == 0 && S_ISBLK(st.st_mode))
@@ -155,7 +159,8 @@ static int rules_is_critical(const char *word, const struct guard *g, const char
 }
 
 /* Commands that run the rest of their words as a command, with their
- * options: short ones that take a value (vals), the short option whose
+ * options: short ones that take a value (vals), long ones that take the
+ * next word as their value (longs, " --a --b "), the short option whose
  * value is shell text run by a shell (text: su -c, env -S, flock -c,
  * script -c), and how many words come before the command (pos: the file
  * of flock, the duration of timeout, the priority of chrt). */
@@ -163,22 +168,71 @@ struct rules_wrapper {
 	const char *name, *vals;
 	char text;
 	int pos;
+	const char *longs;
 };
 
 static const struct rules_wrapper rules_wrappers[] = {
-	{ "sudo", "ugCDhprtUT", 0, 0 }, { "doas", "uC", 0, 0 }, { "env", "uC", 'S', 0 },
-	{ "nice", "n", 0, 0 },          { "ionice", "cnp", 0, 0 }, { "stdbuf", "ioe", 0, 0 },
-	{ "setsid", "", 0, 0 },         { "nohup", "", 0, 0 },  { "time", "fo", 0, 0 },
-	{ "command", "", 0, 0 },        { "builtin", "", 0, 0 }, { "exec", "a", 0, 0 },
-	{ "busybox", "", 0, 0 },        { "timeout", "sk", 0, 1 }, { "flock", "wE", 'c', 1 },
-	{ "taskset", "", 0, 1 },        { "chrt", "TPD", 0, 1 }, { "strace", "oeEpPsSuXIab", 0, 0 },
-	{ "ltrace", "oeEpPsSuXIab", 0, 0 }, { "unshare", "SGRw", 0, 0 }, { "watch", "n", 0, 0 },
-	{ "su", "sgG", 'c', 0 },        { "runuser", "sgGu", 'c', 0 }, { "script", "EIOTmB", 'c', 0 },
-	{ "chroot", "", 0, 1 },         { "nsenter", "tSG", 0, 0 }, { "caffeinate", "", 0, 0 },
-	{ "xvfb-run", "efnpsw", 0, 0 },  { "systemd-run", "pEu", 0, 0 }, { "firejail", "", 0, 0 },
-	{ "proot", "rbw", 0, 0 },       { "faketime", "", 0, 1 },  { "catchsegv", "", 0, 0 },
-	{ "valgrind", "", 0, 0 },       { "gdb", "", 0, 0 },        { "torsocks", "", 0, 0 },
-	{ "!", "", 0, 0 },
+	{ "sudo", "ugCDhprtUT", 0, 0,
+	  " --user --group --chdir --close-from --host --prompt --role --type --other-user "
+	  "--command-timeout " },
+	{ "doas", "uC", 0, 0, "" },
+	{ "env", "uC", 'S', 0, " --unset --chdir " },
+	{ "nice", "n", 0, 0, " --adjustment " },
+	{ "ionice", "cnpPu", 0, 0, " --class --classdata --pid --pgid --uid " },
+	{ "stdbuf", "ioe", 0, 0, " --input --output --error " },
+	{ "setsid", "", 0, 0, "" },
+	{ "nohup", "", 0, 0, "" },
+	{ "time", "fo", 0, 0, " --format --output " },
+	{ "command", "", 0, 0, "" },
+	{ "builtin", "", 0, 0, "" },
+	{ "exec", "a", 0, 0, "" },
+	{ "busybox", "", 0, 0, "" },
+	{ "timeout", "sk", 0, 1, " --signal --kill-after " },
+	{ "flock", "wE", 'c', 1, " --wait --timeout --conflict-exit-code " },
+	{ "taskset", "", 0, 1, "" },
+	{ "chrt", "TPD", 0, 1, " --sched-runtime --sched-period --sched-deadline " },
+	{ "strace", "oeEpPsSuXIab", 0, 0, " --output --expr --env --attach --user --string-limit " },
+	{ "ltrace", "oeEpPsuXIab", 0, 0, " --output " },
+	{ "unshare", "SGRw", 0, 0, " --setuid --setgid " },
+	{ "watch", "n", 0, 0, " --interval " },
+	{ "su", "sgG", 'c', 0, " --shell --group --supp-group --whitelist-environment " },
+	{ "runuser", "sgGu", 'c', 0, " --user --group --supp-group --shell " },
+	{ "script", "EIOTmB", 'c', 0, " --log-out --log-in --log-io --log-timing --output-limit " },
+	{ "chroot", "", 0, 1, " --userspec --groups " },
+	{ "nsenter", "tSG", 0, 0, " --target --setuid --setgid " },
+	{ "caffeinate", "", 0, 0, "" },
+	{ "xvfb-run", "efnpsw", 0, 0, " --error-file --server-args --server-num --xauth-protocol " },
+	{ "systemd-run", "pEu", 0, 0,
+	  " --unit --property --setenv --uid --gid --working-directory --description --slice " },
+	{ "firejail", "", 0, 0, "" },
+	{ "proot", "rbw", 0, 0, "" },
+	{ "faketime", "", 0, 1, "" },
+	{ "catchsegv", "", 0, 0, "" },
+	{ "valgrind", "", 0, 0, "" },
+	{ "gdb", "", 0, 0, "" },
+	{ "torsocks", "", 0, 0, "" },
+	{ "pkexec", "", 0, 0, " --user " },
+	{ "fakeroot", "is", 0, 0, " --lib --faked " },
+	{ "gosu", "", 0, 1, "" },
+	{ "su-exec", "", 0, 1, "" },
+	{ "setpriv", "", 0, 0, "" },
+	{ "sg", "", 'c', 1, "" },
+	{ "prlimit", "p", 0, 0, " --pid " },
+	{ "numactl", "NmCPpiw", 0, 0, "" },
+	{ "nocache", "", 0, 0, "" },
+	{ "eatmydata", "", 0, 0, "" },
+	{ "unbuffer", "", 0, 0, "" },
+	{ "systemd-inhibit", "", 0, 0, " --what --who --why --mode " },
+	{ "dbus-run-session", "", 0, 0, " --config-file --dbus-daemon " },
+	{ "setarch", "", 0, 1, "" },
+	{ "linux32", "", 0, 0, "" },
+	{ "linux64", "", 0, 0, "" },
+	{ "chpst", "uUe/nlLmdop", 0, 0, "" },
+	{ "cgexec", "g", 0, 0, "" },
+	{ "direnv", "", 0, 2, "" }, /* direnv exec DIR CMD */
+	{ "nix-shell", "p", 0, 0, "" },
+	{ "parallel", "jSP", 0, 0, " --jobs " },
+	{ "!", "", 0, 0, "" },
 };
 
 /* Shell words that start a clause: what follows them is a command. */
@@ -186,14 +240,16 @@ static const char *const rules_reserved[] = {
 	"if", "then", "else", "elif", "do", "while", "until", "{", "}", "!", "coproc",
 };
 
-/* Long options of the wrappers that take the next word as their value. */
-static const char *const rules_long_vals[] = {
-	"--user", "--group", "--signal", "--kill-after", "--unset", "--chdir",
-	"--adjustment", "--class", "--classdata", "--output", "--wait", "--timeout",
-	"--conflict-exit-code", "--shell", "--login-shell", "--prompt", "--close-from",
-	"--preserve-env", "--other-user", "--host", "--role", "--type", "--root",
-	"--wd", "--interval", "--setuid", "--setgid", "--target", "--mount-proc",
-};
+/* Does long option o of wrapper wr take the next word as its value? */
+static int rules_long_takes(const struct rules_wrapper *wr, const char *o)
+{
+	char key[64];
+
+	if (strlen(o) > 60)
+		return 0;
+	snprintf(key, sizeof(key), " %s ", o);
+	return strstr(wr->longs, key) != NULL;
+}
 
 static const struct rules_wrapper *rules_wrapper_of(const char *b)
 {
@@ -227,6 +283,17 @@ static size_t rules_skip_wrappers_t(char *const *w, size_t n, const char **texts
 			i++;
 			continue;
 		}
+		/* uv run, poetry run, pipenv run, pdm run CMD */
+		if (i + 1 < n && strcmp(w[i + 1], "run") == 0 &&
+		    rules_in(b, (const char *const[]){ "uv", "poetry", "pipenv", "pdm", "hatch", "rye" },
+			     6)) {
+			i += 2;
+			while (i < n && w[i][0] == '-' && strcmp(w[i], "--") != 0)
+				i++;
+			if (i < n && strcmp(w[i], "--") == 0)
+				i++;
+			continue;
+		}
 		if (!(wr = rules_wrapper_of(b)))
 			break;
 		int saw_user = 0;
@@ -248,8 +315,11 @@ static size_t rules_skip_wrappers_t(char *const *w, size_t n, const char **texts
 					if (texts && *ntexts < 4)
 						texts[(*ntexts)++] = w[i];
 					i++;
-				} else if (!strchr(o, '=') && i < n &&
-					   rules_in(o, rules_long_vals, N_(rules_long_vals))) {
+				} else if (strcmp(o, "--run") == 0 && i < n) {
+					if (texts && *ntexts < 4) /* nix-shell --run TEXT */
+						texts[(*ntexts)++] = w[i];
+					i++;
+				} else if (!strchr(o, '=') && i < n && rules_long_takes(wr, o)) {
 					if (strcmp(o, "--user") == 0)
 						saw_user = 1;
 					i++; /* --user root: the value is the next word */
@@ -271,7 +341,8 @@ static size_t rules_skip_wrappers_t(char *const *w, size_t n, const char **texts
 		/* runuser -u USER [--] COMMAND: a command follows */
 		if (strcmp(b, "runuser") == 0 && saw_user)
 			continue;
-		if (strcmp(b, "su") == 0 || strcmp(b, "runuser") == 0 || strcmp(b, "script") == 0) {
+		if (strcmp(b, "su") == 0 || strcmp(b, "runuser") == 0 || strcmp(b, "script") == 0 ||
+		    strcmp(b, "sg") == 0) {
 			/* su [USER] [-c TEXT]: no command words of its own */
 			while (i < n) {
 				if (w[i][0] == '-' && w[i][1] == 'c' && !w[i][2] && i + 1 < n && texts &&
@@ -285,6 +356,12 @@ static size_t rules_skip_wrappers_t(char *const *w, size_t n, const char **texts
 			return n; /* taskset -p MASK PID: no command */
 		for (int k = 0; k < wr->pos && i < n; k++)
 			i++;
+		/* watch 'TEXT': one word goes to sh -c as it is */
+		if (strcmp(b, "watch") == 0 && i + 1 == n) {
+			if (texts && *ntexts < 4)
+				texts[(*ntexts)++] = w[i];
+			return n;
+		}
 		/* flock FILE -c TEXT */
 		if (strcmp(b, "flock") == 0 && i + 1 < n && strcmp(w[i], "-c") == 0) {
 			if (texts && *ntexts < 4)
@@ -310,7 +387,7 @@ static void rules_write_target(const char *path, const struct guard *g, const ch
 
 	char norm[PATH_MAX];
 
-	if (rules_is_blockdev(path)) {
+	if (rules_is_blockdev(path, cwd)) {
 		rules_add(rep, RULES_FLOOR, "block-device", "raw write to a block device", path);
 		return;
 	}
@@ -329,9 +406,14 @@ static void rules_write_target(const char *path, const struct guard *g, const ch
 		rules_add(rep, RULES_ASK, "protected-write", "write to a protected path", why);
 		return;
 	}
-	/* a project's .env holds its secrets (as the reference treats it) */
+	/* a project's .env holds its secrets (as the reference treats it),
+	 * also .env.local, .env.production */
 	const char *base = strrchr(path, '/');
-	if (strcmp(base ? base + 1 : path, ".env") == 0)
+	base = base ? base + 1 : path;
+	if (strcmp(base, ".env") == 0 ||
+	    (strncmp(base, ".env.", 5) == 0 &&
+	     !rules_in(base + 5, (const char *const[]){ "example", "sample", "template", "dist" },
+		       4)))
 		rules_add(rep, RULES_ASK, "protected-write", "write to a .env file (secrets)", path);
 }
 
@@ -429,6 +511,112 @@ static int rules_mode_world_writable(const char *m)
 	return 0;
 }
 
+/* Filesystem makers: mkfs, mkfs.*, mke2fs, mkdosfs, mkntfs, ... */
+static int rules_is_mkfs(const char *name)
+{
+	return strncmp(name, "mkfs", 4) == 0 || strcmp(name, "mke2fs") == 0 ||
+	       strcmp(name, "mkdosfs") == 0 || strcmp(name, "mkntfs") == 0 ||
+	       strcmp(name, "mkexfatfs") == 0 || strcmp(name, "mkswap") == 0;
+}
+
+/* Tools that rewrite a disk given as an argument: the floor when one is a
+ * block device. */
+static const char *const rules_disk_tools[] = {
+	"parted", "sfdisk", "fdisk", "gdisk", "cfdisk", "cryptsetup", "badblocks",
+	"ddrescue", "nvme", "mdadm", "pvcreate", "vgcreate", "zpool", "bmaptool",
+	"qemu-img", "dcfldd", "dc3dd",
+};
+
+static int rules_has_any(char *const *a, size_t n, const char *const *words, size_t nw)
+{
+	for (size_t i = 1; i < n; i++)
+		if (rules_in(a[i], words, nw))
+			return 1;
+	return 0;
+}
+
+/* Does this disk tool write the disk (not fdisk -l, parted DEV print)? */
+static int rules_disk_writes(const char *name, char *const *a, size_t n)
+{
+	static const char *const lists[] = { "-l", "--list", "-d", "--dump", "-s",
+					      "--show-size", "-J", "--json", "-V", "--verify",
+					      "--help", "-h" };
+	if (rules_in(name, (const char *const[]){ "fdisk", "gdisk", "cfdisk" }, 3) &&
+	    rules_has_any(a, n, lists, 2))
+		return 0;
+	if (strcmp(name, "sfdisk") == 0 && rules_has_any(a, n, lists, N_(lists)))
+		return 0;
+	if (strcmp(name, "parted") == 0)
+		return rules_has_any(a, n, (const char *const[]){ "mklabel", "mktable", "mkpart",
+								 "rm", "resizepart" }, 5);
+	if (strcmp(name, "nvme") == 0)
+		return rules_has_any(a, n, (const char *const[]){ "format", "sanitize" }, 2);
+	if (strcmp(name, "cryptsetup") == 0)
+		return rules_has_any(a, n, (const char *const[]){ "luksFormat", "format", "erase",
+								 "luksErase", "reencrypt" }, 5);
+	if (strcmp(name, "mdadm") == 0)
+		return rules_has_any(a, n, (const char *const[]){ "--zero-superblock", "--create",
+								 "-C" }, 3);
+	if (strcmp(name, "zpool") == 0)
+		return rules_has_any(a, n, (const char *const[]){ "create", "labelclear" }, 2);
+	if (strcmp(name, "badblocks") == 0)
+		return rules_has_any(a, n, (const char *const[]){ "-w" }, 1);
+	return 1;
+}
+
+/* Is a[0] the system's command, not ./init or build/reboot of a project? */
+static int rules_system_cmd(const char *w)
+{
+	if (!strchr(w, '/'))
+		return 1;
+	return strncmp(w, "/sbin/", 6) == 0 || strncmp(w, "/usr/sbin/", 10) == 0 ||
+	       strncmp(w, "/bin/", 5) == 0 || strncmp(w, "/usr/bin/", 9) == 0 ||
+	       strncmp(w, "/usr/local/", 11) == 0;
+}
+
+/* Does a[] hold a word starting with prefix? */
+static int rules_has_prefix(char *const *a, size_t n, const char *prefix)
+{
+	for (size_t i = 1; i < n; i++)
+		if (strncmp(a[i], prefix, strlen(prefix)) == 0)
+			return 1;
+	return 0;
+}
+
+/* Does a[] hold word x followed by y (or x=y)? */
+static int rules_has_seq(char *const *a, size_t n, const char *x, const char *y)
+{
+	size_t lx = strlen(x);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(a[i], x) == 0 && i + 1 < n && strcmp(a[i + 1], y) == 0)
+			return 1;
+		if (strncmp(a[i], x, lx) == 0 && a[i][lx] == '=' && strcmp(a[i] + lx + 1, y) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void rules_nested(const char *text, const struct guard *g, const char *cwd,
+			 struct rules_report *rep, int depth);
+
+/* Words another command runs as a command (find -exec, xargs): checked
+ * like a command line of their own. */
+static void rules_subcmd(char *const *w, size_t n, const struct guard *g, const char *cwd,
+			 struct rules_report *rep, int depth)
+{
+	char **v = calloc(n + 1, sizeof(*v));
+	char *text;
+
+	if (!v)
+		return;
+	memcpy(v, w, n * sizeof(*v));
+	text = shword_join(v);
+	free(v);
+	if (text)
+		rules_nested(text, g, cwd, rep, depth);
+	free(text);
+}
+
 /* Shell text the command runs, looked into like the command itself; past
  * the depth limit it needs approval rather than passing unseen. */
 static void rules_nested(const char *text, const struct guard *g, const char *cwd,
@@ -472,6 +660,8 @@ static void rules_shell(const struct sh_cmd *c, char *const *a, size_t n, const 
 
 	for (size_t i = 1; i < n; i++) {
 		const char *w = a[i];
+		if (strcmp(w, "-") == 0 && !want_text)
+			break; /* bash - : the script comes on standard input */
 		if (strcmp(w, "--") == 0) {
 			script = i + 1 < n && !want_text;
 			if (want_text && i + 1 < n)
@@ -490,11 +680,12 @@ static void rules_shell(const struct sh_cmd *c, char *const *a, size_t n, const 
 				i++;
 			continue;
 		}
-		/* the first operand: the text with -c, else a script file */
+		/* the first operand: the text with -c, else a script file
+		 * (/dev/stdin: the standard input again) */
 		if (want_text)
 			rules_nested(w, g, cwd, rep, depth);
 		else
-			script = 1;
+			script = strcmp(w, "/dev/stdin") != 0 && strcmp(w, "/proc/self/fd/0") != 0;
 		break;
 	}
 	if (!script && !want_text && c->input)
@@ -515,21 +706,42 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 		rules_write_target(c->redirs[i].target, g, cwd, rep);
 	for (size_t i = 0; i < ntexts; i++)
 		rules_nested(texts[i], g, cwd, rep, depth);
+	/* sudo -s, sudo -i, su: a wrapper left with no command starts a shell,
+	 * which runs what it reads */
+	if (n == 0 && s > 0 && c->input && rules_wrapper_of(rules_base(c->words[0])))
+		rules_nested(c->input, g, cwd, rep, depth);
 	if (n == 0)
 		return;
 	const char *name = rules_base(a[0]);
 
 	if (strcmp(name, "rm") == 0) {
 		rules_rm(a, n, g, cwd, rep);
-	} else if (strncmp(name, "mkfs", 4) == 0 || strcmp(name, "mke2fs") == 0) {
-		rules_add(rep, RULES_FLOOR, "mkfs", "making a filesystem", name);
-	} else if (strcmp(name, "wipefs") == 0 || strcmp(name, "sgdisk") == 0 ||
+	} else if (rules_is_mkfs(name)) {
+		/* on a device (or on what we cannot tell): the floor; into an
+		 * image file: approval; only options (--help, -V): nothing */
+		int dev = 0, file = 0;
+		for (size_t i = 1; i < n; i++) {
+			if (a[i][0] == '-')
+				continue;
+			if (rules_is_blockdev(a[i], cwd))
+				dev = 1;
+			else if (strspn(a[i], "0123456789") != strlen(a[i]))
+				file = 1; /* (a bare number is a size: mkfs.vfat -C f.img 65536) */
+		}
+		if (dev || (!file && n > 1 && a[n - 1][0] != '-'))
+			rules_add(rep, RULES_FLOOR, "mkfs", "making a filesystem", name);
+		else if (file)
+			rules_add(rep, RULES_ASK, "mkfs-image", "making a filesystem in a file", name);
+	} else if (rules_in(name, rules_disk_tools, N_(rules_disk_tools)) ||
+		   strcmp(name, "wipefs") == 0 || strcmp(name, "sgdisk") == 0 ||
 		   strcmp(name, "blkdiscard") == 0 || strcmp(name, "shred") == 0 ||
 		   strcmp(name, "mkswap") == 0) {
-		for (size_t i = 1; i < n; i++)
-			if (rules_is_blockdev(a[i]))
+		for (size_t i = 1; i < n && rules_disk_writes(name, a, n); i++) {
+			const char *t = strncmp(a[i], "of=", 3) == 0 ? a[i] + 3 : a[i];
+			if (rules_is_blockdev(t, cwd))
 				rules_add(rep, RULES_FLOOR, "block-device",
 					  "wiping a block device", a[i]);
+		}
 		if (strcmp(name, "shred") == 0)
 			for (size_t i = 1; i < n; i++)
 				if (a[i][0] != '-')
@@ -541,30 +753,61 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 			if (strncmp(a[i], "if=", 3) == 0)
 				rules_add(rep, RULES_ASK, "dd", "dd copying raw data", a[i]);
 		}
-	} else if (strcmp(name, "shutdown") == 0 || strcmp(name, "reboot") == 0 ||
-		   strcmp(name, "halt") == 0 || strcmp(name, "poweroff") == 0) {
-		rules_add(rep, RULES_FLOOR, "power", "shutting the machine down", name);
-	} else if ((strcmp(name, "init") == 0 || strcmp(name, "telinit") == 0) && n > 1 &&
+	} else if (rules_system_cmd(a[0]) &&
+		   (strcmp(name, "shutdown") == 0 || strcmp(name, "reboot") == 0 ||
+		    strcmp(name, "halt") == 0 || strcmp(name, "poweroff") == 0 ||
+		    strcmp(name, "openrc-shutdown") == 0)) {
+		int cancel = 0; /* shutdown -c cancels a pending shutdown */
+		for (size_t i = 1; i < n; i++)
+			cancel |= strcmp(a[i], "-c") == 0 || strcmp(a[i], "--cancel") == 0 ||
+				  strcmp(a[i], "--help") == 0;
+		if (!cancel)
+			rules_add(rep, RULES_FLOOR, "power", "shutting the machine down", name);
+	} else if (rules_system_cmd(a[0]) &&
+		   (strcmp(name, "init") == 0 || strcmp(name, "telinit") == 0) && n > 1 &&
 		   (strcmp(a[1], "0") == 0 || strcmp(a[1], "6") == 0)) {
 		rules_add(rep, RULES_FLOOR, "power", "shutting the machine down", a[1]);
+	} else if ((strcmp(name, "kexec") == 0 && n > 1 && strstr(a[1], "e")) ||
+		   (strcmp(name, "loginctl") == 0 && n > 1 &&
+		    rules_in(a[1], (const char *const[]){ "poweroff", "reboot", "halt", "kexec" }, 4)) ||
+		   (strcmp(name, "rtcwake") == 0 && rules_has_seq(a, n, "-m", "off"))) {
+		rules_add(rep, RULES_FLOOR, "power", "shutting the machine down", name);
+	} else if (strcmp(name, "killall5") == 0) {
+		rules_add(rep, RULES_FLOOR, "kill-every", "killall5 (every process)", name);
 	} else if (strcmp(name, "systemctl") == 0) {
 		for (size_t i = 1; i < n; i++) {
 			if (rules_in(a[i], (const char *const[]){ "poweroff", "reboot", "halt",
-								 "kexec", "soft-reboot" }, 5))
+								 "kexec", "soft-reboot", "rescue",
+								 "emergency", "reboot.target",
+								 "poweroff.target", "halt.target",
+								 "kexec.target", "rescue.target",
+								 "emergency.target" }, 13))
 				rules_add(rep, RULES_FLOOR, "power",
 					  "shutting the machine down", a[i]);
 			if (rules_in(a[i], (const char *const[]){ "stop", "restart", "disable",
-								 "mask", "kill" }, 5))
+								 "mask", "kill", "try-restart",
+								 "reload-or-restart", "isolate" }, 8))
 				rules_add(rep, RULES_ASK, "systemctl", "stopping or disabling services",
 					  a[i]);
 		}
 	} else if (strcmp(name, "kill") == 0) {
 		rules_kill(a, n, rep);
 	} else if (strcmp(name, "pkill") == 0 || strcmp(name, "killall") == 0) {
-		for (size_t i = 1; i < n; i++)
-			if (strcmp(a[i], "-9") == 0 || strcmp(a[i], "-KILL") == 0 ||
-			    strcmp(a[i], "-SIGKILL") == 0)
+		for (size_t i = 1; i < n; i++) {
+			/* -9, -KILL, -kill, -SIGKILL, -s KILL, --signal 9, --signal=KILL */
+			const char *sig = NULL;
+			if (a[i][0] == '-' && a[i][1] != '-' && a[i][1] != 's')
+				sig = a[i] + 1;
+			else if ((strcmp(a[i], "-s") == 0 || strcmp(a[i], "--signal") == 0) && i + 1 < n)
+				sig = a[i + 1];
+			else if (strncmp(a[i], "--signal=", 9) == 0)
+				sig = a[i] + 9;
+			else if (strcasecmp(a[i], "-sigkill") == 0)
+				sig = "KILL";
+			if (sig && (strcmp(sig, "9") == 0 || strcasecmp(sig, "KILL") == 0 ||
+				    strcasecmp(sig, "SIGKILL") == 0))
 				rules_add(rep, RULES_ASK, "kill-force", "force-killing by name", name);
+		}
 	} else if (strcmp(name, "chmod") == 0) {
 		for (size_t i = 1; i < n; i++)
 			if (a[i][0] != '-' && rules_mode_world_writable(a[i])) {
@@ -574,27 +817,83 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 			}
 	} else if (strcmp(name, "chown") == 0) {
 		int rec = 0;
-		for (size_t i = 1; i < n; i++)
-			rec |= strcmp(a[i], "-R") == 0 || strcmp(a[i], "--recursive") == 0;
+		for (size_t i = 1; i < n; i++) /* -R, -Rv, -hR, --recursive */
+			rec |= (a[i][0] == '-' && a[i][1] != '-' && strchr(a[i], 'R')) ||
+			       strcmp(a[i], "--recursive") == 0;
 		for (size_t i = 1; i < n && rec; i++)
-			if ((strncmp(a[i], "root", 4) == 0 && (a[i][4] == '\0' || a[i][4] == ':')) ||
-			    (a[i][0] == '0' && (a[i][1] == '\0' || a[i][1] == ':')))
+			if ((strncmp(a[i], "root", 4) == 0 && strchr(":.", a[i][4]) ) ||
+			    (a[i][0] == '0' && (a[i][1] == '\0' || strchr(":.", a[i][1]))))
 				rules_add(rep, RULES_ASK, "chown-root",
 					  "recursive chown to root", a[i]);
 	} else if (strcmp(name, "find") == 0) {
 		for (size_t i = 1; i < n; i++) {
 			if (strcmp(a[i], "-delete") == 0)
 				rules_add(rep, RULES_ASK, "find-delete", "find deleting files", a[i]);
-			if ((strcmp(a[i], "-exec") == 0 || strcmp(a[i], "-execdir") == 0 ||
-			     strcmp(a[i], "-ok") == 0) && i + 1 < n &&
-			    strcmp(rules_base(a[i + 1]), "rm") == 0)
+			if (!rules_in(a[i], (const char *const[]){ "-exec", "-execdir", "-ok", "-okdir" },
+				      4) || i + 1 >= n)
+				continue;
+			if (strcmp(rules_base(a[i + 1]), "rm") == 0)
 				rules_add(rep, RULES_ASK, "find-delete", "find deleting files",
 					  a[i + 1]);
+			/* the command it runs, up to ; or + */
+			size_t e = i + 1;
+			while (e < n && strcmp(a[e], ";") != 0 && strcmp(a[e], "+") != 0)
+				e++;
+			rules_subcmd(a + i + 1, e - i - 1, g, cwd, rep, depth);
+			i = e;
 		}
-	} else if (strcmp(name, "xargs") == 0) {
+	} else if (strcmp(name, "xargs") == 0 || strcmp(name, "parallel") == 0) {
+		size_t i = 1;
+		for (size_t k = 1; k < n; k++)
+			if (strcmp(rules_base(a[k]), "rm") == 0)
+				rules_add(rep, RULES_ASK, "xargs-rm", "xargs rm", a[k]);
+		/* options (-I R, -n N, -P N, -d D, -L N, -s N, -E S, -a F), then
+		 * the command it runs */
+		while (i < n && a[i][0] == '-' && strcmp(a[i], "--") != 0) {
+			const char *o = a[i++];
+			if (o[1] != '-' && !o[2] && strchr("ILnPsdEaj", o[1]) && i < n)
+				i++;
+		}
+		if (i < n && strcmp(a[i], "--") == 0)
+			i++;
+		if (i < n)
+			rules_subcmd(a + i, n - i, g, cwd, rep, depth);
+	} else if ((strcmp(name, "sponge") == 0 || strcmp(name, "patch") == 0) && n > 1) {
+		/* sponge FILE, patch FILE < diff: the first operand is written */
 		for (size_t i = 1; i < n; i++)
-			if (strcmp(rules_base(a[i]), "rm") == 0)
-				rules_add(rep, RULES_ASK, "xargs-rm", "xargs rm", a[i]);
+			if (a[i][0] != '-') {
+				rules_write_target(a[i], g, cwd, rep);
+				break;
+			}
+	} else if (strcmp(name, "unlink") == 0 && n > 1) {
+		rules_write_target(a[n - 1], g, cwd, rep);
+	} else if ((strcmp(name, "curl") == 0 || strcmp(name, "wget") == 0 ||
+		    strcmp(name, "gpg") == 0) && n > 1) {
+		/* curl -o FILE (-fsSLo), wget -O FILE (-qO), gpg -o FILE: a write */
+		char opt = strcmp(name, "wget") == 0 ? 'O' : 'o';
+		for (size_t i = 1; i + 1 < n; i++)
+			if (strcmp(a[i], "--output") == 0 || strcmp(a[i], "--output-document") == 0 ||
+			    (a[i][0] == '-' && a[i][1] != '-' && a[i][strlen(a[i]) - 1] == opt))
+				rules_write_target(a[i + 1], g, cwd, rep);
+	} else if ((strcmp(name, "tar") == 0 || strcmp(name, "unzip") == 0) && n > 1) {
+		/* extracting into a directory: tar -C DIR, unzip -d DIR */
+		for (size_t i = 1; i + 1 < n; i++)
+			if ((strcmp(name, "tar") == 0 &&
+			     (strcmp(a[i], "-C") == 0 || strcmp(a[i], "--directory") == 0)) ||
+			    (strcmp(name, "unzip") == 0 && strcmp(a[i], "-d") == 0))
+				rules_write_target(a[i + 1], g, cwd, rep);
+	} else if ((strcmp(name, "service") == 0 && n > 2 &&
+		    rules_in(a[2], (const char *const[]){ "stop", "restart", "force-reload" }, 3)) ||
+		   (strncmp(a[0], "/etc/init.d/", 12) == 0 && n > 1 &&
+		    rules_in(a[1], (const char *const[]){ "stop", "restart", "force-reload" }, 3))) {
+		rules_add(rep, RULES_ASK, "systemctl", "stopping or disabling services", a[n - 1]);
+	} else if (strcmp(name, "sysctl") == 0) {
+		for (size_t i = 1; i < n; i++)
+			if (strcmp(a[i], "-w") == 0 || strcmp(a[i], "-p") == 0 ||
+			    strcmp(a[i], "--load") == 0 || strcmp(a[i], "--write") == 0 ||
+			    (a[i][0] != '-' && strchr(a[i], '=')))
+				rules_add(rep, RULES_ASK, "sysctl-write", "changing kernel settings",
+					  a[i]);
 	} else if (strcmp(name, "tee") == 0 || strcmp(name, "truncate") == 0) {
 		for (size_t i = 1; i < n; i++)
 			if (a[i][0] != '-')
@@ -619,8 +918,26 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 				dir_opt = 1;
 			}
 		}
-		if (!dir_opt && n > 2 && a[n - 1][0] != '-')
-			rules_write_target(a[n - 1], g, cwd, rep);
+		/* the last operand (options may follow it: cp x /etc/hosts -f) */
+		size_t last = n;
+		for (size_t i = n - 1; i >= 1 && last == n; i--)
+			if (a[i][0] != '-')
+				last = i;
+		if (!dir_opt && last < n && last >= 2)
+			rules_write_target(a[last], g, cwd, rep);
+		/* mv /etc elsewhere, or rsync --delete into /usr: as bad as rm -r */
+		int del = strcmp(name, "rsync") == 0 && rules_has_prefix(a, n, "--delete");
+		for (size_t i = 1; i < n; i++) {
+			if (a[i][0] == '-')
+				continue;
+			if (((strcmp(name, "mv") == 0 && i != last) || (del && i == last)) &&
+			    rules_is_critical(a[i], g, cwd))
+				rules_add(rep, RULES_FLOOR, "rm-root",
+					  "moving away or emptying /, a system directory or a home",
+					  a[i]);
+			else if (strcmp(name, "mv") == 0 && i != last)
+				rules_write_target(a[i], g, cwd, rep); /* ~/.ssh moved away */
+		}
 	} else if ((strcmp(name, "sed") == 0 || strcmp(name, "perl") == 0) && n > 2) {
 		/* in-place edits write every file operand */
 		int inplace = 0, script_seen = strcmp(name, "perl") == 0;
@@ -671,7 +988,8 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 static int rules_shell_reads_stdin(char *const *a, size_t n)
 {
 	for (size_t i = 1; i < n; i++) {
-		if (strcmp(a[i], "-s") == 0 || strcmp(a[i], "--") == 0)
+		if (strcmp(a[i], "-s") == 0 || strcmp(a[i], "--") == 0 || strcmp(a[i], "-") == 0 ||
+		    strcmp(a[i], "/dev/stdin") == 0 || strcmp(a[i], "/proc/self/fd/0") == 0)
 			return 1;
 		if (a[i][0] != '-' && a[i][0] != '+')
 			return 0;
@@ -696,8 +1014,13 @@ static void rules_pipelines(const struct sh_line *line, const struct guard *g, c
 
 		if (!piped_in)
 			fetch = decode = 0;
-		if (piped_in && rules_is_sh(name) &&
-		    rules_shell_reads_stdin(c->words + s, c->n_words - s)) {
+		/* a shell reading stdin: bash, bash -s, bash -, or a wrapper with
+		 * no command of its own (echo … | sudo -s) */
+		int shell_in = s < c->n_words
+				       ? rules_is_sh(name) &&
+						 rules_shell_reads_stdin(c->words + s, c->n_words - s)
+				       : c->n_words > 0 && rules_wrapper_of(rules_base(c->words[0]));
+		if (piped_in && shell_in) {
 			const struct sh_cmd *pc = &line->cmds[i - 1];
 			size_t ps = rules_skip_wrappers(pc->words, pc->n_words);
 			const char *pn = ps < pc->n_words ? rules_base(pc->words[ps]) : "";
@@ -723,13 +1046,16 @@ static void rules_pipelines(const struct sh_line *line, const struct guard *g, c
 					  "decoded data piped into an interpreter", name);
 		}
 		if (strcmp(name, "curl") == 0 || strcmp(name, "wget") == 0 ||
+		    strcmp(name, "http") == 0 || strcmp(name, "https") == 0 ||
+		    strcmp(name, "xh") == 0 || strcmp(name, "aria2c") == 0 ||
 		    strcmp(name, "fetch") == 0)
 			fetch = 1;
 		for (size_t k = s + 1; k < c->n_words; k++) {
 			const char *w = c->words[k];
 			if ((strcmp(name, "base64") == 0 &&
-			     (strcmp(w, "-d") == 0 || strcmp(w, "--decode") == 0)) ||
-			    (strcmp(name, "xxd") == 0 && strcmp(w, "-r") == 0) ||
+			     ((w[0] == '-' && w[1] != '-' && strpbrk(w + 1, "dD")) ||
+			      strcmp(w, "--decode") == 0)) ||
+			    (strcmp(name, "xxd") == 0 && w[0] == '-' && strchr(w, 'r')) ||
 			    (strcmp(name, "openssl") == 0 && strcmp(w, "-d") == 0))
 				decode = 1;
 		}
@@ -844,6 +1170,16 @@ static void rules_fork_bomb(const char *text, struct rules_report *rep)
 			if (strncmp(q, name, len) != 0 || rules_name_char(q[len]) ||
 			    (q > text && rules_name_char(q[-1])))
 				continue;
+			/* a call is in command position: after {, (, ;, |, &, !,
+			 * a newline or the body's start (docker compose logs | …
+			 * names "logs" as an argument, not a call) */
+			const char *pb = q;
+			while (pb > after && (pb[-1] == ' ' || pb[-1] == '\t'))
+				pb--;
+			if (pb > after && !strchr("{(;|&!\n", pb[-1])) {
+				q += len - 1;
+				continue;
+			}
 			calls++;
 			const char *f = q + len;
 			while (*f == ' ' || *f == '\t' || *f == ')')
@@ -955,15 +1291,21 @@ static int rules_scan_text(const char *text, const struct guard *g, const char *
 			memcpy(here[level + 1], here[level], sizeof(here[level]));
 		level = d;
 		rules_cmd(&line, i, g, here[level], rep, depth);
-		if (c->n_words >= 1 && strcmp(c->words[0], "cd") == 0) {
-			size_t k = 1;
+		/* cd or pushd, also after if/while/builtin */
+		size_t w0 = rules_skip_wrappers(c->words, c->n_words);
+		if (w0 < c->n_words &&
+		    (strcmp(c->words[w0], "cd") == 0 || strcmp(c->words[w0], "pushd") == 0)) {
+			size_t k = w0 + 1;
 			while (k < c->n_words && c->words[k][0] == '-' && c->words[k][1])
 				k++; /* -P, -L, -e: options, not the directory */
 			const char *to = k < c->n_words ? c->words[k] : "~";
 			char norm[PATH_MAX];
-			if (strcmp(to, "-") != 0 &&
-			    guard_normalize(to, here[level], g->n_homes ? g->homes[0] : NULL, norm,
-					    sizeof(norm)) == 0)
+			if (c->subst || strcmp(to, "-") == 0 ||
+			    (strchr(to, '$') && !guard_is_home_word(to)))
+				/* cd $(mktemp -d), cd "$DIR": somewhere we cannot know */
+				snprintf(here[level], sizeof(here[level]), "%s", RULES_CWD_UNKNOWN);
+			else if (guard_normalize(to, here[level], g->n_homes ? g->homes[0] : NULL,
+						 norm, sizeof(norm)) == 0)
 				snprintf(here[level], sizeof(here[level]), "%s", norm);
 		}
 	}

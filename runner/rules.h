@@ -9,7 +9,7 @@
 
 enum rules_level { RULES_PASS = 0, RULES_ASK = 1, RULES_FLOOR = 2 };
 
-#define RULES_MAX_HITS 8
+#define RULES_MAX_HITS 32
 
 struct rules_hit {
 	enum rules_level level;
@@ -22,6 +22,7 @@ struct rules_report {
 	enum rules_level level; /* the most severe hit */
 	struct rules_hit hits[RULES_MAX_HITS];
 	size_t n_hits;
+	int overflow; /* more hits than fit: an allowlist cannot cover what is unseen */
 };
 
 /* Classify command (shell text) run in cwd; g names the protected homes. */

@@ -39,6 +39,7 @@ struct shword_parse {
 	char *tag;      /* a here-document body starts at the next newline */
 	int here_next;  /* the next word is a <<< string */
 	int depth;      /* ( and $( open around the current command */
+	int in_bt;      /* inside `...` */
 	int tag_owner_cur; /* the here-document belongs to cur (not yet pushed) */
 	size_t tag_owner;  /* else to line->cmds[tag_owner] */
 };
@@ -149,6 +150,10 @@ static size_t shword_redir_op(struct shword_parse *p, const char *s)
 	if (s[i] == '<') {
 		if (s[i + 1] == '(')
 			return 0; /* process substitution: a separator */
+		if (s[i + 1] == '>') { /* <> opens for reading and writing */
+			p->redir_next = 1;
+			return i + 2;
+		}
 		while (s[i] == '<')
 			i++;
 		/* <file reads, <<TAG opens a here-document, <<<word is a string */
@@ -250,8 +255,17 @@ int shword_split(const char *t, struct sh_line *out)
 			r = shword_end_cmd(&p, 0);
 			if (r == 0 && p.tag)
 				i = shword_skip_body(&p, t, i + 1) - 1;
-		} else if (c == ';' || c == '(' || c == ')' || c == '`' ||
-			   c == '{' || c == '}') {
+		} else if (c == '`') {
+			/* like $( ... ): its commands run in a subshell */
+			if (!p.in_bt && (p.in_word || p.cur.n_words))
+				p.cur.subst = 1;
+			r = shword_end_cmd(&p, 0);
+			if (!p.in_bt)
+				p.depth++;
+			else if (p.depth > 0)
+				p.depth--;
+			p.in_bt = !p.in_bt;
+		} else if (c == ';' || c == '(' || c == ')' || c == '{' || c == '}') {
 			/* a brace in a word, or one not followed by a blank
 			 * ({a,b}, {/,x}), is brace expansion, not a group */
 			if ((c == '{' || c == '}') &&
@@ -265,6 +279,8 @@ int shword_split(const char *t, struct sh_line *out)
 			else if (c == ')' && p.depth > 0)
 				p.depth--;
 		} else if (c == '$' && t[i + 1] == '(') {
+			if (p.in_word || p.cur.n_words)
+				p.cur.subst = 1;
 			r = shword_end_cmd(&p, 0);
 			p.depth++;
 			i++;

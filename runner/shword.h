@@ -18,6 +18,7 @@ struct sh_cmd {
 	int pipes_next; /* followed by | or |& */
 	char *input;    /* here-document bodies and <<< strings it reads, or NULL */
 	int depth;      /* how many ( or $( it runs inside: a subshell's cd stays there */
+	int subst;      /* a $(...) or `...` stood among its words (cd $(mktemp -d)) */
 };
 
 struct sh_line {
