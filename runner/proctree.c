@@ -23,8 +23,9 @@ int proctree_become_subreaper(void)
 	return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ? -errno : 0;
 }
 
-/* State letter of pid from /proc/<pid>/stat, and its parent; 0 if gone. */
-static char proctree_stat(pid_t pid, pid_t *ppid)
+/* State letter of pid from /proc/<pid>/stat, its parent, and (when asked)
+ * its process group and session; 0 if gone. */
+static char proctree_stat_ids(pid_t pid, pid_t *ppid, pid_t *pgrp, pid_t *sid)
 {
 	char path[64], buf[512];
 	_cleanup_close_ int fd = -1;
@@ -39,13 +40,37 @@ static char proctree_stat(pid_t pid, pid_t *ppid)
 		return 0;
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')');
-	int pp = 0;
+	int pp = 0, pg = 0, se = 0;
 	char st = 0;
-	if (!p || sscanf(p + 1, " %c %d", &st, &pp) != 2)
+	if (!p || sscanf(p + 1, " %c %d %d %d", &st, &pp, &pg, &se) != 4)
 		return 0;
 	if (ppid)
 		*ppid = pp;
+	if (pgrp)
+		*pgrp = pg;
+	if (sid)
+		*sid = se;
 	return st;
+}
+
+static char proctree_stat(pid_t pid, pid_t *ppid)
+{
+	return proctree_stat_ids(pid, ppid, NULL, NULL);
+}
+
+void proctree_kill_session(pid_t sid)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+
+	kill(-sid, SIGKILL);
+	if (!(d = opendir("/proc")))
+		return;
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name), pg = 0, se = 0;
+		if (pid > 1 && proctree_stat_ids(pid, NULL, &pg, &se) && (se == sid || pg == sid))
+			kill(pid, SIGKILL);
+	}
 }
 
 struct proctree_set {

@@ -41,9 +41,14 @@ static const char *const rules_blockdev_prefixes[] = {
 	"nbd", "zd", "disk/", "mapper/", "rbd", "bcache",
 };
 
+/* Shells: their -c text and standard input are shell code. */
 static const char *const rules_shells[] = {
-	"sh", "bash", "zsh", "ksh", "dash", "fish", "mksh", "ash", "python",
-	"python3", "perl", "ruby", "node", "php",
+	"sh", "bash", "zsh", "ksh", "dash", "fish", "mksh", "ash",
+};
+
+/* Other interpreters: what is piped into them runs too, but not as shell. */
+static const char *const rules_interpreters[] = {
+	"python", "python3", "perl", "ruby", "node", "php",
 };
 
 int rules_is_ask_id(const char *id)
@@ -93,13 +98,13 @@ static int rules_in(const char *w, const char *const *list, size_t n)
 
 static int rules_is_shell(const char *name)
 {
-	return rules_in(name, rules_shells, N_(rules_shells));
+	return rules_in(name, rules_shells, N_(rules_shells)) ||
+	       rules_in(name, rules_interpreters, N_(rules_interpreters));
 }
 
-/* The shells whose -c and standard input are shell code (not python...). */
 static int rules_is_sh(const char *name)
 {
-	return rules_in(name, rules_shells, 8);
+	return rules_in(name, rules_shells, N_(rules_shells));
 }
 
 static int rules_is_blockdev(const char *path, const char *cwd)
@@ -232,12 +237,11 @@ static const struct rules_wrapper rules_wrappers[] = {
 	{ "direnv", "", 0, 2, "" }, /* direnv exec DIR CMD */
 	{ "nix-shell", "p", 0, 0, "" },
 	{ "parallel", "jSP", 0, 0, " --jobs " },
-	{ "!", "", 0, 0, "" },
 };
 
 /* Shell words that start a clause: what follows them is a command. */
 static const char *const rules_reserved[] = {
-	"if", "then", "else", "elif", "do", "while", "until", "{", "}", "!", "coproc",
+	"if", "then", "else", "elif", "do", "while", "until", "!", "coproc",
 };
 
 /* Does long option o of wrapper wr take the next word as its value? */
@@ -717,8 +721,8 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 	if (strcmp(name, "rm") == 0) {
 		rules_rm(a, n, g, cwd, rep);
 	} else if (rules_is_mkfs(name)) {
-		/* on a device (or on what we cannot tell): the floor; into an
-		 * image file: approval; only options (--help, -V): nothing */
+		/* on a device: the floor; into an image file: approval; only
+		 * options (--help, -V) or sizes: nothing */
 		int dev = 0, file = 0;
 		for (size_t i = 1; i < n; i++) {
 			if (a[i][0] == '-')
@@ -728,14 +732,13 @@ static void rules_cmd(const struct sh_line *line, size_t ci, const struct guard 
 			else if (strspn(a[i], "0123456789") != strlen(a[i]))
 				file = 1; /* (a bare number is a size: mkfs.vfat -C f.img 65536) */
 		}
-		if (dev || (!file && n > 1 && a[n - 1][0] != '-'))
+		if (dev)
 			rules_add(rep, RULES_FLOOR, "mkfs", "making a filesystem", name);
 		else if (file)
 			rules_add(rep, RULES_ASK, "mkfs-image", "making a filesystem in a file", name);
 	} else if (rules_in(name, rules_disk_tools, N_(rules_disk_tools)) ||
 		   strcmp(name, "wipefs") == 0 || strcmp(name, "sgdisk") == 0 ||
-		   strcmp(name, "blkdiscard") == 0 || strcmp(name, "shred") == 0 ||
-		   strcmp(name, "mkswap") == 0) {
+		   strcmp(name, "blkdiscard") == 0 || strcmp(name, "shred") == 0) {
 		for (size_t i = 1; i < n && rules_disk_writes(name, a, n); i++) {
 			const char *t = strncmp(a[i], "of=", 3) == 0 ? a[i] + 3 : a[i];
 			if (rules_is_blockdev(t, cwd))

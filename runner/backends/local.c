@@ -11,7 +11,6 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <poll.h>
-#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -288,38 +287,7 @@ static void local_fill(struct local_run *run, struct runner_result *res)
  * learns of the runner's death by PR_SET_PDEATHSIG and kills the job's
  * session and process group (a process that left both with setsid of its
  * own is out of reach: the runner, its subreaper, is gone). Stopped with
- * SIGKILL when the run ends normally. */
-static void local_guard_kill(pid_t sid)
-{
-	DIR *d;
-	struct dirent *de;
-
-	kill(-sid, SIGKILL);
-	if (!(d = opendir("/proc")))
-		return;
-	while ((de = readdir(d))) {
-		char path[64], buf[512];
-		int fd, pid = atoi(de->d_name), pgrp = 0, session = 0;
-		ssize_t n;
-		if (pid <= 1)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		char *p = strrchr(buf, ')');
-		if (p && sscanf(p + 1, " %*c %*d %d %d", &pgrp, &session) == 2 &&
-		    (session == sid || pgrp == sid))
-			kill(pid, SIGKILL);
-	}
-	closedir(d);
-}
-
-/* Start the guard of job sid: its pid, or -1. */
+ * SIGKILL when the run ends normally. Returns its pid, or -1. */
 static pid_t local_guard_start(pid_t sid)
 {
 	pid_t parent = getpid(), pid;
@@ -343,7 +311,7 @@ static pid_t local_guard_start(pid_t sid)
 	if (getppid() == parent)
 		while (sigwait(&set, &sig) != 0)
 			;
-	local_guard_kill(sid);
+	proctree_kill_session(sid);
 	_exit(0);
 }
 
