@@ -54,7 +54,6 @@ struct hfs_inode {
 	/* passthrough.c, under hfs.pt_lock: the kernel's id for this file as
 	 * a backing file (0: none), and our open handles of each kind */
 	int pt_backing;
-	int pt_backing_rw; /* registered read-write: writable handles may share it */
 	unsigned pt_opens;
 	unsigned cached_opens;
 
@@ -154,8 +153,7 @@ int pt_setup(struct hfs *fs);
 /* The mode of a new handle opened with flags, its fd below opened with
  * fd_flags (read-write where pt_writes_allowed); st: the file's attributes
  * if the caller has them fresh, else NULL. */
-int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags,
-		   const struct stat *st);
+int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, const struct stat *st);
 /* Handles that write may pass through: their writes would bypass us. */
 int pt_writes_allowed(struct hfs *fs);
 /* With checkpoints on: follow a writable passthrough handle while it is

@@ -21,9 +21,6 @@ static int hfs_open_flags(struct hfs *fs, int flags)
 		if ((flags & O_ACCMODE) == O_WRONLY)
 			flags = (flags & ~O_ACCMODE) | O_RDWR;
 		flags &= ~O_APPEND;
-	} else if ((flags & O_ACCMODE) == O_WRONLY && pt_writes_allowed(fs)) {
-		/* the fd may become the passthrough file, which readers share */
-		flags = (flags & ~O_ACCMODE) | O_RDWR;
 	}
 	return flags;
 }
@@ -107,7 +104,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		hfs_kill_suidgid(req, ino, fd, 0);
 	if (fd >= 0) {
 		/* in the gate still: a turn that begins now sees it live */
-		pt = pt_open_decide(fs, in, fi->flags, fd, lflags, NULL);
+		pt = pt_open_decide(fs, in, fi->flags, fd, NULL);
 		pt_live_open(fs, req, in, fd, pt, fi->flags, NULL);
 	}
 	track_done(req, &tk);
@@ -180,7 +177,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		atomic_store(&inode_get(fs, e.ino)->caps_none, 1);
 	/* in the gate still: a turn that begins now sees it live */
 	/* e.attr is fresh: nobody has the file yet */
-	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, lflags, &e.attr);
+	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, &e.attr);
 	pt_live_open(fs, req, inode_get(fs, e.ino), fd, pt, fi->flags, &e.attr);
 	track_done(req, &tk);
 	hfs_file_info(fs, fi, fd, pt);

@@ -11,14 +11,14 @@
  * The kernel keeps one mode per inode: while any handle is in passthrough
  * mode, no handle may use the page cache, and all passthrough handles share
  * one backing file. So per inode we count handles of each kind and decide:
- * - an open goes passthrough unless cached handles are open; one that
- *   writes needs the backing file registered read-write (a write-only open
- *   registers a read-write fd of its own), and a set-id file's writers stay
- *   with us, who clear the bits;
- * - otherwise read-write opens use the page cache unless passthrough
- *   handles are open; then they are passthrough with direct I/O: reads and
- *   writes come to us, maps go to the backing file;
- * - and write-only opens use direct I/O, which has no mode (ops_file.c).
+ * - while passthrough handles are open, every open is passthrough (the
+ *   kernel refuses any other with EIO): those that may not write through
+ *   the kernel (passthrough writes off, a set-id file's writers, whose bits
+ *   we clear) get direct I/O, so reads and writes come to us and maps go
+ *   to the backing file;
+ * - otherwise an open goes passthrough unless cached handles are open,
+ *   read-write opens that may not pass use the page cache, and write-only
+ *   ones direct I/O, which has no mode (ops_file.c).
  * With checkpoints on, a writable passthrough handle is "live" (turn.h)
  * from its open to its release: below, the pt_live list.
  * Our counts drop on RELEASE, which the kernel sends after dropping the
@@ -387,27 +387,20 @@ static int pt_setid(int fd, const struct stat *st)
 }
 
 /* The kernel's id for the file below in, registered once for all its
- * passthrough handles; 0 if it cannot be had. A writable handle needs the
- * file registered read-write (the handles share it); a read-only one takes
- * what is there, and registers it read-only, so the file below is not held
- * open for writing by readers alone. pt_lock held. */
-static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd, int acc, int fd_acc)
+ * passthrough handles; 0 if it cannot be had. The registered file only
+ * names the file below: the kernel opens a backing file of its own for each
+ * handle, with that handle's flags and our credentials (backing_file_open
+ * in fs/fuse/passthrough.c), so one registration serves readers and
+ * writers alike, and a read-only one does not hold the file below open for
+ * writing (ETXTBSY) while only readers have it. pt_lock held. */
+static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd)
 {
 	struct pt_backing_map map = { .fd = fd };
-	int id, own = -1;
+	int id;
 
 	if (in->pt_backing > 0)
-		return acc == O_RDONLY || in->pt_backing_rw ? in->pt_backing : 0;
-	if (acc != O_RDONLY && fd_acc != O_RDWR) {
-		/* readers may share it later: register a read-write file */
-		own = inode_open(fs, in, O_RDWR);
-		if (own < 0)
-			return 0;
-		map.fd = own;
-	}
+		return in->pt_backing;
 	id = ioctl(fuse_session_fd(fs->se), PT_IOC_BACKING_OPEN, &map);
-	if (own >= 0)
-		close(own); /* the kernel holds its own reference */
 	if (id <= 0) {
 		if (!atomic_exchange(&fs->pt_warned, 1))
 			log_info("passthrough unavailable for some files (%s): they use the page cache",
@@ -415,12 +408,10 @@ static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd, int acc,
 		return 0;
 	}
 	in->pt_backing = id;
-	in->pt_backing_rw = acc != O_RDONLY;
 	return id;
 }
 
-int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int fd_flags,
-		   const struct stat *st)
+int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, const struct stat *st)
 {
 	int acc = flags & O_ACCMODE, mode = PT_CACHED;
 	int may_pass;
@@ -433,13 +424,18 @@ int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, int 
 	may_pass = (acc == O_RDONLY && !(flags & O_TRUNC)) ||
 		   (pt_writes_allowed(fs) && !pt_setid(fd, st));
 	pthread_mutex_lock(&fs->pt_lock);
-	if (may_pass && in->cached_opens == 0 &&
-	    pt_backing_get(fs, in, fd, acc, fd_flags & O_ACCMODE))
+	if (in->pt_opens > 0) {
+		/* The kernel holds a backing file for the inode: every open of
+		 * it must be passthrough too, or the kernel fails it with EIO
+		 * after we answered (fuse_file_io_open), an O_TRUNC already
+		 * done. One that may not pass its writes through gets direct
+		 * I/O: its reads and writes still come to us. */
+		mode = may_pass ? PT_PASS : PT_PASS_DIRECT;
+	} else if (may_pass && in->cached_opens == 0 && pt_backing_get(fs, in, fd)) {
 		mode = PT_PASS;
-	else if (acc == O_WRONLY)
+	} else if (acc == O_WRONLY) {
 		mode = PT_NONE; /* direct I/O, which has no mode (ops_file.c) */
-	else if (in->pt_opens > 0)
-		mode = PT_PASS_DIRECT; /* cannot share the inode with passthrough handles */
+	}
 	if (mode == PT_CACHED)
 		in->cached_opens++;
 	else if (mode != PT_NONE)
