@@ -24,7 +24,8 @@
  * pointer; the root is hfs.root and never freed. */
 struct hfs_inode {
 	/* O_PATH|O_NOFOLLOW, or -1 once the fd budget is spent and only the
-	 * handle is kept (never for directories). Closed only when the record
+	 * handle is kept (directories too: use inode_fd_get, never this field
+	 * directly, for a directory's *at() calls). Closed only when the record
 	 * is freed, so ops borrow it unlocked; -1 may become an fd once
 	 * (inode_pin_victim), so unlocked readers load it atomically. */
 	int fd;

@@ -327,11 +327,12 @@ static void inode_set_name_locked(struct hfs *fs, struct hfs_inode *in,
 	}
 }
 
-/* Does a new non-directory keep a file handle instead of its fd? Past
- * the fd budget it does. */
+/* Does a new inode keep a file handle instead of its fd? Past the fd
+ * budget it does, directories too: a tree of a million directories must
+ * not need a million fds (their fds are leased like files', inode_fd_get). */
 static int inode_wants_handle(struct hfs *fs, const struct stat *st)
 {
-	return fs->use_handles && !S_ISDIR(st->st_mode) && st->st_dev == fs->root.dev &&
+	return fs->use_handles && st->st_dev == fs->root.dev &&
 	       atomic_load(&fs->kept_fds) >= fs->fd_budget;
 }
 
@@ -362,14 +363,19 @@ int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,
 {
 	struct hfs_inode *in, *fresh = NULL;
 	struct file_handle *handle = NULL;
+	struct inode_fd dir;
 	int fd, r;
 
 	memset(e, 0, sizeof(*e));
 	e->attr_timeout = HFS_TIMEOUT;
 	e->entry_timeout = HFS_TIMEOUT;
-	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if ((r = inode_fd_get(fs, parent, &dir)) < 0)
+		return r;
+	fd = openat(dir.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	r = fd < 0 ? -errno : 0;
+	inode_fd_put(&dir);
 	if (fd < 0)
-		return -errno;
+		return r;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 		r = -errno;
 		close(fd);
@@ -527,7 +533,8 @@ int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
 	fd = inode_by_handle(fs, in, O_PATH);
 	if (fd < 0) {
 		out->fd = -1;
-		return -errno;
+		/* a directory removed since (a cwd inside it): as on the disk */
+		return errno == ESTALE ? -ENOENT : -errno;
 	}
 	hfd_keep(fs, in, fd, out);
 	return 0;
@@ -573,9 +580,15 @@ void inode_forget(struct hfs *fs, struct hfs_inode *in, uint64_t n)
 void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newname)
 {
 	struct hfs_inode *in;
+	struct inode_fd dir;
 	struct stat st;
+	int r;
 
-	if (fstatat(newparent->fd, newname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (inode_fd_get(fs, newparent, &dir) < 0)
+		return;
+	r = fstatat(dir.fd, newname, &st, AT_SYMLINK_NOFOLLOW);
+	inode_fd_put(&dir);
+	if (r < 0)
 		return;
 	pthread_mutex_lock(&fs->table_lock);
 	in = inode_find_locked(fs, st.st_dev, st.st_ino);
@@ -588,12 +601,21 @@ void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name)
 {
 	struct file_handle *handle;
 	struct hfs_inode *in;
+	struct inode_fd d;
 	struct stat st, fst;
 	int fd, need;
 
-	if (atomic_load(&fs->handle_recs) == 0 ||
-	    fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
+	if (atomic_load(&fs->handle_recs) == 0 || inode_fd_get(fs, dir, &d) < 0)
 		return;
+	/* A file with another name survives the removal, and its handle
+	 * keeps working: pinning it would hold an fd until the kernel forgets
+	 * it (git links each object in, then unlinks the temporary: one fd
+	 * per object, for good). A directory removed is always gone. */
+	if (fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    (!S_ISDIR(st.st_mode) && st.st_nlink > 1)) {
+		inode_fd_put(&d);
+		return;
+	}
 	pthread_mutex_lock(&fs->table_lock);
 	in = inode_find_locked(fs, st.st_dev, st.st_ino);
 	need = in && in->fd < 0 && in->handle;
@@ -614,9 +636,8 @@ void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name)
 		pthread_mutex_unlock(&fs->hfd_lock);
 	}
 	pthread_mutex_unlock(&fs->table_lock);
-	if (!need)
-		return;
-	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = need ? openat(d.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
+	inode_fd_put(&d);
 	if (fd < 0)
 		return;
 	/* the record must be this very file, not an older one whose number

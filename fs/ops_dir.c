@@ -30,17 +30,19 @@ static int hfs_is_dot(const char *name)
 	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-/* An fd to read the directory in by: a directory's record always keeps
- * its O_PATH fd, and "." from it costs less than a /proc reopen. That
- * lookup needs search permission, which a daemon that is not root may
- * lack on its own directory (mode 0444). */
+/* An fd to read the directory in by: where the record keeps its O_PATH
+ * fd, "." from it costs less than a /proc reopen. That lookup needs search
+ * permission, which a daemon that is not root may lack on its own
+ * directory (mode 0444). Past the fd budget, it is opened from its handle. */
 static int hfs_dir_open(struct hfs *fs, struct hfs_inode *in)
 {
-	int fd = -1;
+	int fd = -1, kept = __atomic_load_n(&in->fd, __ATOMIC_ACQUIRE);
 
-	if (in->fd >= 0)
-		fd = openat(in->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd >= 0 ? fd : inode_open(fs, in, O_RDONLY | O_DIRECTORY);
+	if (kept >= 0)
+		fd = openat(kept, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		fd = inode_open(fs, in, O_RDONLY | O_DIRECTORY);
+	return fd == -ESTALE ? -ENOENT : fd;
 }
 
 void hfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -213,15 +213,21 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
+	struct inode_fd d;
 	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, op);
+	if ((r = inode_fd_get(fs, dir, &d)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	/* the turn's checkpoint may run inside track_name: as the daemon, never
 	 * with the caller's credentials */
 	track_name(req, dir, name, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
 		track_done(req, &tk);
+		inode_fd_put(&d);
 		fuse_reply_err(req, -r);
 		return;
 	}
@@ -229,15 +235,16 @@ static void hfs_make(fuse_req_t req, enum hfs_op op, enum hfs_mk kind, fuse_ino_
 		sys_creds_umask(fs, req, &c, &mode);
 	do {
 		if (kind == HFS_MK_DIR)
-			r = mkdirat(dir->fd, name, mode);
+			r = mkdirat(d.fd, name, mode);
 		else if (kind == HFS_MK_SYMLINK)
-			r = symlinkat(link, dir->fd, name);
+			r = symlinkat(link, d.fd, name);
 		else
-			r = mknodat(dir->fd, name, mode, rdev);
+			r = mknodat(d.fd, name, mode, rdev);
 		r = r < 0 ? -errno : 0;
 	} while ((r == -EACCES || r == -EPERM) && sys_creds_raise(req, &c));
 	sys_creds_leave(&c);
 	track_done(req, &tk);
+	inode_fd_put(&d);
 	if (r == 0)
 		r = inode_lookup(fs, dir, name, &e);
 	hfs_reply_entry_or_err(req, &e, r);
@@ -265,7 +272,7 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 	struct hfs_inode *in = inode_get(fs, ino);
 	struct hfs_inode *dir = inode_get(fs, newparent);
 	struct fuse_entry_param e;
-	struct inode_fd f;
+	struct inode_fd f, d;
 	struct sys_creds c;
 	struct track tk = { 0 };
 	char proc[64];
@@ -278,19 +285,26 @@ void hfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *
 		fuse_reply_err(req, -r);
 		return;
 	}
+	if ((r = inode_fd_get(fs, dir, &d)) < 0) {
+		inode_fd_put(&f);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	sys_proc_path(f.fd, proc);
 	track_name(req, dir, newname, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
 		track_done(req, &tk);
+		inode_fd_put(&d);
 		inode_fd_put(&f);
 		fuse_reply_err(req, -r);
 		return;
 	}
 	do
-		r = linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+		r = linkat(AT_FDCWD, proc, d.fd, newname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 	while ((r == -EACCES || r == -EPERM) && sys_creds_raise(req, &c));
 	sys_creds_leave(&c);
 	track_done(req, &tk);
+	inode_fd_put(&d);
 	inode_fd_put(&f);
 	if (r == 0)
 		r = inode_lookup(fs, dir, newname, &e);
@@ -301,14 +315,20 @@ void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *dir = inode_get(fs, parent);
+	struct inode_fd d;
 	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_UNLINK);
+	if ((r = inode_fd_get(fs, dir, &d)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	track_name(req, dir, name, &tk);
 	inode_pin_victim(fs, dir, name);
-	r = unlinkat(dir->fd, name, 0) < 0 ? errno : 0;
+	r = unlinkat(d.fd, name, 0) < 0 ? errno : 0;
 	track_done(req, &tk);
+	inode_fd_put(&d);
 	fuse_reply_err(req, r);
 }
 
@@ -316,13 +336,21 @@ void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *dir = inode_get(fs, parent);
+	struct inode_fd d;
 	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_RMDIR);
+	if ((r = inode_fd_get(fs, dir, &d)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	track_name(req, dir, name, &tk);
-	r = unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? errno : 0;
+	/* a process may keep its cwd in it: stat and listing go on working */
+	inode_pin_victim(fs, dir, name);
+	r = unlinkat(d.fd, name, AT_REMOVEDIR) < 0 ? errno : 0;
 	track_done(req, &tk);
+	inode_fd_put(&d);
 	fuse_reply_err(req, r);
 }
 
@@ -332,15 +360,27 @@ void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *from = inode_get(fs, parent);
 	struct hfs_inode *to = inode_get(fs, newparent);
+	struct inode_fd fd_from, fd_to;
 	struct track tk = { 0 };
 	int r;
 
 	hfs_count(fs, HFS_OP_RENAME);
+	if ((r = inode_fd_get(fs, from, &fd_from)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if ((r = inode_fd_get(fs, to, &fd_to)) < 0) {
+		inode_fd_put(&fd_from);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	track_rename(req, from, name, to, newname, &tk);
 	if (!(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)))
 		inode_pin_victim(fs, to, newname);
-	r = renameat2(from->fd, name, to->fd, newname, flags) < 0 ? -errno : 0;
+	r = renameat2(fd_from.fd, name, fd_to.fd, newname, flags) < 0 ? -errno : 0;
 	track_done(req, &tk);
+	inode_fd_put(&fd_to);
+	inode_fd_put(&fd_from);
 	if (r == 0) {
 		inode_renamed(fs, to, newname);
 		if (flags & RENAME_EXCHANGE)

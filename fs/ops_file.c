@@ -130,14 +130,20 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct fuse_entry_param e;
 	struct sys_creds c;
+	struct inode_fd d;
 	struct track tk = { 0 };
 	int fd, r, pt, lflags;
 
 	hfs_count(fs, HFS_OP_CREATE);
+	if ((r = inode_fd_get(fs, dir, &d)) < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
 	/* the turn's checkpoint may run inside track_name: as the daemon */
 	track_name(req, dir, name, &tk);
 	if ((r = sys_creds_enter(fs, req, &c)) < 0) {
 		track_done(req, &tk);
+		inode_fd_put(&d);
 		fuse_reply_err(req, -r);
 		return;
 	}
@@ -148,7 +154,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	 * the caller asked. */
 	lflags = (hfs_open_flags(fs, fi->flags) & ~O_NOFOLLOW) | O_CREAT | O_EXCL | O_CLOEXEC;
 	for (;;) {
-		fd = openat(dir->fd, name, lflags, mode);
+		fd = openat(d.fd, name, lflags, mode);
 		r = fd < 0 ? -errno : 0;
 		if (r == -EEXIST && !(fi->flags & O_EXCL) && (lflags & O_EXCL)) {
 			lflags &= ~O_EXCL;
@@ -161,6 +167,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 		break;
 	}
 	sys_creds_leave(&c);
+	inode_fd_put(&d);
 	if (r < 0) {
 		track_done(req, &tk);
 		fuse_reply_err(req, -r);
