@@ -494,6 +494,11 @@ static void ckptd_ids_leave(struct ckptd_ids *ids)
 	syscall(SYS_setfsuid, ids->uid);
 }
 
+static int ckptd_known(void *arg, dev_t dev, ino_t ino)
+{
+	return inode_known_below(arg, dev, ino);
+}
+
 int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e)
 {
 	struct hfs_ckpt *c = fs->ckpt;
@@ -524,31 +529,37 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	if (r < 0)
 		goto out;
 	snprintf(reason, sizeof(reason), "before rollback to %s (%.8s)", spec, oid);
-	r = turns_checkpoint_now(c->turns, reason, e);
+	/* The safety checkpoint and the restore are one step: every other
+	 * mutation waits from before the one until after the other, so no
+	 * write falls between them (where no checkpoint would hold it). The
+	 * restore therefore writes the tree below, not through the mount
+	 * (a held-off writer may hold kernel locks the mount would need), and
+	 * the kernel's caches of what it changed are dropped after. */
+	turns_hold(c->turns);
+	r = turns_checkpoint_held(c->turns, reason, e);
 	if (r < 0) {
+		turns_release(c->turns);
 		err_prefix(e, "no safety checkpoint, so nothing was restored");
 		goto out;
 	}
 	pthread_mutex_lock(&c->store_lock);
 	ckptd_head(c, e);
 	memcpy(safety, c->last_oid, sizeof(safety));
-	pthread_mutex_unlock(&c->store_lock);
-
-	/* write through our own mount: the kernel's caches stay right and the
-	 * restored paths are marked dirty like any other change */
-	turns_suspend(c->turns);
 	ckptd_ids_enter(fs, req, &ids);
-	mfd = open(fs->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (mfd < 0) {
-		r = err_sys(e, -errno, "cannot open the mount %s", fs->mountpoint);
-	} else {
-		pthread_mutex_lock(&c->store_lock);
-		r = store_restore(c->store, mfd, oid, np ? pv : NULL, np, mask, &res, e);
-		pthread_mutex_unlock(&c->store_lock);
-		close(mfd);
-	}
+	res.want_paths = 1;
+	res.known = ckptd_known;
+	res.known_arg = fs;
+	r = store_restore(c->store, c->lower_fd, oid, np ? pv : NULL, np, mask, &res, e);
 	ckptd_ids_leave(&ids);
-	turns_resume(c->turns);
+	pthread_mutex_unlock(&c->store_lock);
+	/* what it changed is the current turn's change, as if written
+	 * through the mount */
+	for (size_t i = 0; i < res.npaths; i++)
+		turns_mark(c->turns, res.paths[i]);
+	turns_release(c->turns);
+	struct inode_inval memo = { 0 };
+	for (size_t i = 0; i < res.npaths; i++)
+		inode_invalidate_path(fs, res.paths[i], &memo);
 	if (r >= 0) {
 		cJSON *kept = cJSON_AddArrayToObject(resp, "kept");
 		log_info("restored %s to %.12s (%zu paths changed, %zu kept; safety checkpoint %.12s)",

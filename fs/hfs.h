@@ -208,6 +208,17 @@ void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newn
  * by a handle only, give the record an fd, so that opens racing with the
  * removal still reach the file (a handle cannot open a deleted file). */
 void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name);
+/* After the tree below changed behind the kernel (a restore writes it
+ * directly): drop what the kernel caches of relpath, its entry in the
+ * deepest directory the kernel knows, and that directory's listing. Never
+ * with mutations held off: the kernel may wait for requests in flight. */
+struct inode_inval {
+	fuse_ino_t last_dir; /* a directory already invalidated just before */
+};
+void inode_invalidate_path(struct hfs *fs, const char *relpath, struct inode_inval *memo);
+/* Does the kernel know the file (dev, ino) below: may it hold it open,
+ * cache it, or have requests for it in flight? */
+int inode_known_below(struct hfs *fs, dev_t dev, ino_t ino);
 /* Path of in relative to the root ("" for the root) as last seen. */
 int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size);
 

@@ -684,3 +684,71 @@ int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size)
 	memmove(out, out + pos, size - pos);
 	return 0;
 }
+
+/* The kernel's number for the inode at relpath below ("" the root), or 0
+ * when the kernel does not know it. The record may be freed as soon as the
+ * table is unlocked: the number then only makes a notice the kernel
+ * ignores or spends on an inode that came after. */
+static fuse_ino_t inode_known(struct hfs *fs, const char *relpath)
+{
+	struct hfs_inode *in;
+	struct stat st;
+	fuse_ino_t ino = 0;
+
+	if (!*relpath)
+		return FUSE_ROOT_ID;
+	if (fstatat(fs->root.fd, relpath, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	pthread_mutex_lock(&fs->table_lock);
+	in = inode_find_locked(fs, st.st_dev, st.st_ino);
+	if (in)
+		ino = in == &fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+	pthread_mutex_unlock(&fs->table_lock);
+	return ino;
+}
+
+void inode_invalidate_path(struct hfs *fs, const char *relpath, struct inode_inval *memo)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	fuse_ino_t ino, parent = 0;
+	size_t len = strlen(relpath);
+	char *slash;
+
+	if (len >= sizeof(dir))
+		return;
+	ino = inode_known(fs, relpath);
+	if (ino && ino != FUSE_ROOT_ID)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0); /* pages and attributes */
+	/* the entry in the deepest directory the kernel knows: a restore may
+	 * have made the ones below it */
+	memcpy(dir, relpath, len + 1);
+	for (;;) {
+		slash = strrchr(dir, '/');
+		base = slash ? slash + 1 : dir;
+		if (slash)
+			*slash = '\0';
+		parent = inode_known(fs, slash ? dir : "");
+		if (parent || !slash)
+			break;
+	}
+	if (!parent)
+		return;
+	/* base points into dir, past the cut: relpath's component below it */
+	fuse_lowlevel_notify_inval_entry(fs->se, parent, base, strlen(base));
+	if (parent != memo->last_dir) {
+		/* its listing and times */
+		fuse_lowlevel_notify_inval_inode(fs->se, parent, 0, 0);
+		memo->last_dir = parent;
+	}
+}
+
+int inode_known_below(struct hfs *fs, dev_t dev, ino_t ino)
+{
+	int known;
+
+	pthread_mutex_lock(&fs->table_lock);
+	known = inode_find_locked(fs, dev, ino) != NULL;
+	pthread_mutex_unlock(&fs->table_lock);
+	return known;
+}

@@ -131,6 +131,15 @@ struct store_restore_out {
 	size_t changed; /* paths written or removed */
 	char **kept;
 	size_t nkept;
+	char **paths; /* with want_paths: the paths written or removed */
+	size_t npaths;
+	/* set by the caller: name the changed paths; and does the mount's
+	 * kernel know the file (dev, ino)? Such a file is rewritten in place:
+	 * its holders, and requests for it in flight, go on with the file the
+	 * user sees, not a deleted one (any other is replaced whole) */
+	int want_paths;
+	int (*known)(void *arg, dev_t dev, ino_t ino);
+	void *known_arg;
 };
 void store_restore_out_free(struct store_restore_out *o);
 

@@ -134,8 +134,50 @@ static int fsio_rmdir_dirs_only(int dfd, const char *name, int depth)
 	return r;
 }
 
+static int fsio_write_all(int fd, const char *p, size_t left)
+{
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		left -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Rewrite a regular file of one link in place: a process that holds it
+ * open (a log writer, tail -f) goes on with the file the user sees, not a
+ * deleted one. 1 when it was not such a file (then nothing was done). */
+static int fsio_rewrite(int dfd, const char *base, const struct stat *old, const void *buf,
+			size_t len, mode_t mode)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat now;
+	int r;
+
+	if (!S_ISREG(old->st_mode) || old->st_nlink != 1)
+		return 1;
+	fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 1;
+	/* the same file as looked at, still of one link */
+	if (fstat(fd, &now) < 0 || now.st_ino != old->st_ino || now.st_dev != old->st_dev ||
+	    !S_ISREG(now.st_mode) || now.st_nlink != 1)
+		return 1;
+	if (ftruncate(fd, 0) < 0)
+		return -errno;
+	if ((r = fsio_write_all(fd, buf, len)) < 0)
+		return r;
+	if ((now.st_mode & 07777) != (mode & 07777) && fchmod(fd, mode & 07777) < 0)
+		return -errno;
+	return 0;
+}
+
 int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
-	       mode_t mode, mode_t dir_mode, int is_link)
+	       mode_t mode, mode_t dir_mode, int is_link, int in_place)
 {
 	const char *base;
 	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, dir_mode, &base);
@@ -146,6 +188,9 @@ int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
 	if (dfd < 0)
 		return dfd;
 	have_old = fstatat(dfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0;
+	if (have_old && !is_link && in_place && (r = fsio_rewrite(dfd, base, &old, buf, len, mode)) <= 0)
+		return r;
+	r = 0;
 	snprintf(tmp, sizeof(tmp), STORE_TMP_PREFIX "%d-%lx", (int)getpid(),
 		 (unsigned long)random());
 	if (is_link) {
@@ -159,22 +204,10 @@ int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
 	} else {
 		_cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 						mode & 07777);
-		const char *p = buf;
-		size_t left = len;
 
 		if (fd < 0)
 			return -errno;
-		while (left > 0 && r == 0) {
-			ssize_t w = write(fd, p, left);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				r = w < 0 ? -errno : -EIO;
-			else {
-				p += w;
-				left -= (size_t)w;
-			}
-		}
+		r = fsio_write_all(fd, buf, len);
 		if (r == 0 && have_old && geteuid() == 0)
 			(void)fchown(fd, old.st_uid, old.st_gid);
 		if (r == 0 && fchmod(fd, mode & 07777) < 0)

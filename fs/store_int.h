@@ -93,10 +93,13 @@ int fsio_lstat(int rootfd, const char *relpath, struct stat *st);
  * component. With dir_mode (not 0), missing directories are made with
  * it and files or symlinks in their way are removed. */
 int fsio_open_parent(int rootfd, const char *relpath, mode_t dir_mode, const char **base);
-/* Replace relpath atomically with a file of this content and mode, or a
- * symlink to content when is_link; missing parents get dir_mode. */
+/* Replace relpath with a file of this content and mode, or a symlink to
+ * content when is_link; missing parents get dir_mode. Atomically (a new
+ * file renamed over) unless in_place and it is a regular file of one link:
+ * then it is rewritten where it is, and its holders keep the file the
+ * user sees. */
 int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
-	       mode_t mode, mode_t dir_mode, int is_link);
+	       mode_t mode, mode_t dir_mode, int is_link, int in_place);
 /* Remove relpath (file, symlink or, recursively, a directory), then its
  * parent directories that became empty. */
 int fsio_remove(int rootfd, const char *relpath);

@@ -29,23 +29,47 @@ void store_restore_out_free(struct store_restore_out *o)
 	free(o->kept);
 	o->kept = NULL;
 	o->nkept = 0;
+	for (size_t i = 0; i < o->npaths; i++)
+		free(o->paths[i]);
+	free(o->paths);
+	o->paths = NULL;
+	o->npaths = 0;
+}
+
+/* Append a copy of path to *v (of *n); -ENOMEM on failure. */
+static int restore_push(char ***v, size_t *n, const char *path)
+{
+	char *dup = strdup(path);
+	char **k;
+
+	if (!dup)
+		return -ENOMEM;
+	if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to the next power */
+		k = realloc(*v, (*n ? *n * 2 : 1) * sizeof(*k));
+		if (!k) {
+			free(dup);
+			return -ENOMEM;
+		}
+		*v = k;
+	}
+	(*v)[(*n)++] = dup;
+	return 0;
 }
 
 static void restore_keep(struct restore_ctx *c, const char *path)
 {
-	char **k = realloc(c->out->kept, (c->out->nkept + 1) * sizeof(*k));
-	char *dup = strdup(path);
+	if (restore_push(&c->out->kept, &c->out->nkept, path) < 0 && c->first_err == 0)
+		c->first_err = err_set(c->e, -ENOMEM, "out of memory");
+}
 
-	if (!k || !dup) {
-		free(dup);
-		if (k)
-			c->out->kept = k;
-		if (c->first_err == 0)
-			c->first_err = err_set(c->e, -ENOMEM, "out of memory");
-		return;
-	}
-	c->out->kept = k;
-	c->out->kept[c->out->nkept++] = dup;
+/* A path the restore changed: counted, and named when the caller asks
+ * (the daemon marks them dirty and drops the kernel's caches of them). */
+static void restore_changed(struct restore_ctx *c, const char *path)
+{
+	c->out->changed++;
+	if (c->out->want_paths && restore_push(&c->out->paths, &c->out->npaths, path) < 0 &&
+	    c->first_err == 0)
+		c->first_err = err_set(c->e, -ENOMEM, "out of memory");
 }
 
 /* Does writing path destroy something no checkpoint holds? True when path
@@ -110,6 +134,16 @@ static mode_t restore_mode(struct restore_ctx *c, const char *path, int exec)
 	return m;
 }
 
+/* Does the mount's kernel know the regular file at path (so it is
+ * rewritten in place)? */
+static int restore_in_place(struct restore_ctx *c, const char *path)
+{
+	struct stat sb;
+
+	return c->out->known && fsio_lstat(c->rootfd, path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	       c->out->known(c->out->known_arg, sb.st_dev, sb.st_ino);
+}
+
 static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 {
 	git_blob *blob = NULL;
@@ -128,7 +162,8 @@ static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 	r = fsio_write(c->rootfd, f->path, git_blob_rawcontent(blob),
 		       (size_t)git_blob_rawsize(blob),
 		       restore_mode(c, f->path, f->mode == GIT_FILEMODE_BLOB_EXECUTABLE),
-		       S_IFDIR | (0777 & ~c->umask), f->mode == GIT_FILEMODE_LINK);
+		       S_IFDIR | (0777 & ~c->umask), f->mode == GIT_FILEMODE_LINK,
+		       restore_in_place(c, f->path));
 	git_blob_free(blob);
 	if (r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST)
 		restore_fail(c, r, f->path, "a directory holding untracked files is in the way");
@@ -137,7 +172,7 @@ static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 	else if (r < 0)
 		restore_fail(c, r, f->path, NULL);
 	else
-		c->out->changed++;
+		restore_changed(c, f->path);
 }
 
 static void restore_remove(struct restore_ctx *c, const char *path)
@@ -150,7 +185,7 @@ static void restore_remove(struct restore_ctx *c, const char *path)
 	if (r < 0 && r != -ENOTEMPTY)
 		restore_fail(c, r, path, NULL);
 	else
-		c->out->changed++;
+		restore_changed(c, path);
 }
 
 /* Fail early for paths in neither the target nor the current tree (nor,
@@ -216,8 +251,15 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 	git_diff *diff = NULL;
 	int rc;
 
+	int want_paths = out->want_paths;
+	int (*known)(void *, dev_t, ino_t) = out->known;
+	void *known_arg = out->known_arg;
+
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	memset(out, 0, sizeof(*out));
+	out->want_paths = want_paths;
+	out->known = known;
+	out->known_arg = known_arg;
 	store_inflight(st, 1);
 	rc = store_ignore_refresh(st, rootfd, e);
 	if (rc == 0)

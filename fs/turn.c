@@ -29,8 +29,6 @@ struct turns {
 	 * lock as a fast path, re-checked under the exclusive gate */
 	atomic_int pending;
 	atomic_llong last_mutation_ms;
-	/* > 0 while a restore writes through the mount: no checkpoint then */
-	atomic_int suspended;
 	/* bumped each time the dirty set is committed and cleared; starts at 1 */
 	atomic_ullong epoch;
 	/* writes the kernel split at a page boundary whose second half has not
@@ -309,15 +307,37 @@ int turns_checkpoint_now(struct turns *t, const char *reason, struct herr *e)
 	return r;
 }
 
-void turns_suspend(struct turns *t)
+/* How long a hold waits for live files to close */
+#define HOLD_LIVE_WAIT_MS 1000
+
+int turns_hold(struct turns *t)
 {
-	atomic_fetch_add(&t->suspended, 1);
+	long long until;
+
+	gate_lock_whole(t);
+	/* Live files are written without the gate. With every open held
+	 * off, the handles open now are the last: a shell's `>>` per line
+	 * closes its own within a moment. One held open longer goes on. */
+	until = now_ms() + HOLD_LIVE_WAIT_MS;
+	while (atomic_load(&t->live) > 0 && now_ms() < until) {
+		struct timespec d = { 0, 1000 * 1000 };
+		nanosleep(&d, NULL);
+	}
+	return atomic_load(&t->live);
 }
 
-void turns_resume(struct turns *t)
+int turns_checkpoint_held(struct turns *t, const char *reason, struct herr *e)
+{
+	int r = checkpoint_locked(t, reason, e);
+
+	atomic_store(&t->pending, 0);
+	return r;
+}
+
+void turns_release(struct turns *t)
 {
 	atomic_store(&t->last_mutation_ms, now_ms());
-	atomic_fetch_sub(&t->suspended, 1);
+	pthread_rwlock_unlock(&t->gate);
 }
 
 unsigned long long turns_epoch(struct turns *t)
@@ -360,8 +380,8 @@ static void note_who(struct turns *t, pid_t pid, uid_t uid)
 static void take_pending(struct turns *t, int only_live)
 {
 	gate_lock_whole(t);
-	/* re-checked under the gate: a restore may have begun meanwhile */
-	if (atomic_load(&t->pending) && !atomic_load(&t->suspended) &&
+	/* re-checked under the gate: another thread may have taken it */
+	if (atomic_load(&t->pending) &&
 	    (!only_live || atomic_load(&t->live) > 0)) {
 		struct herr e = HERR_INIT;
 		char reason[256];
@@ -407,8 +427,6 @@ void turns_enter_ex(struct turns *t, pid_t pid, uid_t uid, int continuation)
 	long long now = now_ms();
 	long long last = atomic_exchange(&t->last_mutation_ms, now);
 
-	if (atomic_load(&t->suspended) > 0)
-		goto enter; /* a restore is writing: its changes join this turn */
 	if (continuation)
 		goto enter; /* the rest of a write() already begun: finish it first */
 	idle_turn(t, now, last);
@@ -476,7 +494,7 @@ static void *watcher_main(void *arg)
 		pthread_mutex_unlock(&t->watch_lock);
 		if (stop)
 			return NULL;
-		if (atomic_load(&t->live) == 0 || atomic_load(&t->suspended) > 0)
+		if (atomic_load(&t->live) == 0)
 			continue;
 		if (t->live_ops->poll(t->live_arg, t) > 0)
 			continue; /* turns_note moved last_mutation_ms */

@@ -66,10 +66,16 @@ void turns_exit(struct turns *t);
  * running mutations, commits what changed since the last one. */
 int turns_checkpoint_now(struct turns *t, const char *reason, struct herr *e);
 
-/* While suspended (a restore writing through the mount), mutations never
- * wait for a checkpoint; a pending one is taken after resume. */
-void turns_suspend(struct turns *t);
-void turns_resume(struct turns *t);
+/* Hold every mutation off (waiting for those running) until release: a
+ * restore takes its safety checkpoint and writes the tree below as one
+ * step, so no write falls between the two. turns_mark works meanwhile.
+ * Live files are written without the gate: it waits up to 1 s for them
+ * to close, and returns how many are open still. */
+int turns_hold(struct turns *t);
+/* With the hold: commit what changed since the last checkpoint (as
+ * turns_checkpoint_now does). */
+int turns_checkpoint_held(struct turns *t, const char *reason, struct herr *e);
+void turns_release(struct turns *t);
 /* Generation of the dirty set: changes once per committed checkpoint. A
  * path marked in the current epoch need not be marked again. */
 unsigned long long turns_epoch(struct turns *t);

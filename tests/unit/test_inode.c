@@ -2,6 +2,7 @@
  * paths follow renames, and forgetting frees records (parents last). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,8 +155,15 @@ int main(void)
 		   "inode_open reads the file through its handle");
 		if (fd >= 0)
 			close(fd);
-		c = look(&fs, &fs.root, "x");
-		ok(c && c->fd >= 0, "directories keep their fd past the budget");
+		/* directories too: a tree of a million needs no million fds */
+		char late[PATH_MAX];
+		snprintf(late, sizeof(late), "%s/late", tmpl);
+		snprintf(p, sizeof(p), "%s/late/y", tmpl);
+		ok(mkdir(late, 0700) == 0 && mkdir(p, 0700) == 0, "mkdir late/y");
+		c = look(&fs, &fs.root, "late");
+		ok(c && c->fd < 0 && c->handle, "directories keep a handle past the budget");
+		struct hfs_inode *below = c ? look(&fs, c, "y") : NULL;
+		ok(below != NULL, "a lookup inside a handle-only directory works");
 	} else {
 		printf("# not root: file-handle checks skipped\n");
 	}
