@@ -57,6 +57,7 @@ struct hfs_inode {
 	int pt_backing;
 	unsigned pt_opens;
 	unsigned cached_opens;
+	unsigned direct_opens;
 
 	/* All below: protected by hfs.table_lock. */
 	uint64_t refs;            /* kernel nlookup + one per child naming us as parent */
@@ -105,6 +106,7 @@ struct hfs {
 			     * caller's umask to us (init) */
 	int pt_wanted;      /* root, no -o nopassthrough, no writeback cache */
 	int pt_writes;      /* handles that write may pass through (-o nopassthrough_writes) */
+	int pt_live_writes; /* with checkpoints on, tracked files' too (-o live_writes) */
 	int pt_stack_depth;
 	int pt_offered;            /* the kernel's INIT offers passthrough */
 	int kp2_offered;           /* ... and FUSE_HANDLE_KILLPRIV_V2 */
@@ -149,11 +151,12 @@ static inline struct hfs *hfs_of(fuse_req_t req)
 const char *hfs_op_name(enum hfs_op op);
 
 /* passthrough.c */
-enum pt_mode { PT_NONE, PT_CACHED, PT_PASS, PT_PASS_DIRECT };
+/* PT_NONE: passthrough is off (or not a regular file); PT_DIRECT: direct
+ * I/O beside handles that are not passthrough */
+enum pt_mode { PT_NONE, PT_CACHED, PT_PASS, PT_PASS_DIRECT, PT_DIRECT };
 int pt_setup(struct hfs *fs);
-/* The mode of a new handle opened with flags, its fd below opened with
- * fd_flags (read-write where pt_writes_allowed); st: the file's attributes
- * if the caller has them fresh, else NULL. */
+/* The mode of a new handle opened with flags, its fd below being fd; st:
+ * the file's attributes if the caller has them fresh, else NULL. */
 int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, const struct stat *st);
 /* Handles that write may pass through: their writes would bypass us. */
 int pt_writes_allowed(struct hfs *fs);

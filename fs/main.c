@@ -37,6 +37,7 @@ struct main_opts {
 	int readonly;
 	int nopassthrough;
 	int nopassthrough_writes;
+	int live_writes;
 	int clone_fd;
 	int max_threads;
 	int fd_budget; /* -1: half the fd limit */
@@ -63,6 +64,7 @@ static const struct fuse_opt main_opt_spec[] = {
 	MAIN_OPT("dir_handles", dir_handles),
 	MAIN_OPT("nopassthrough", nopassthrough),
 	MAIN_OPT("nopassthrough_writes", nopassthrough_writes),
+	MAIN_OPT("live_writes", live_writes),
 	MAIN_OPT("clone_fd", clone_fd),
 	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	FUSE_OPT_KEY("fd_budget=", KEY_FD_BUDGET),
@@ -100,9 +102,14 @@ static void main_usage(FILE *out)
 		"                     asking us and keeps what it read cached)\n"
 		"  -o nopassthrough   serve reads and writes ourselves (by default, as\n"
 		"                     root, the kernel reads and writes the file below\n"
-		"                     directly; with checkpoints on, files open for\n"
-		"                     writing that way are watched as live files)\n"
+		"                     directly; with checkpoints on, only files they\n"
+		"                     exclude are written that way)\n"
 		"  -o nopassthrough_writes  handles that write always go through us\n"
+		"  -o live_writes     with checkpoints on, tracked files are written by\n"
+		"                     the kernel too, watched as live files (faster\n"
+		"                     small writes; a file held open for writing during\n"
+		"                     a rollback may lose what it wrote in its first\n"
+		"                     moment)\n"
 		"  -o max_threads=N   worker threads (default 16)\n"
 		"  -o clone_fd        one /dev/fuse fd per worker thread\n"
 		"  -o fd_budget=N     inodes that keep an fd before file handles are used\n"
@@ -566,6 +573,7 @@ int main(int argc, char **argv)
 	fs.readonly = o.readonly;
 	fs.pt_wanted = !o.nopassthrough && !o.writeback && geteuid() == 0;
 	fs.pt_writes = !o.nopassthrough_writes;
+	fs.pt_live_writes = o.live_writes && fs.pt_writes;
 	fs.switch_creds = geteuid() == 0;
 	fs.started = time(NULL);
 	if (main_check_source(&fs, o.paths[0], &e) < 0 ||

@@ -49,7 +49,7 @@ static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd, int
 	 * Pages other handles cached are invalidated by the kernel around
 	 * each such write. */
 	if (!fs->writeback && !fs->cached_writes && (fi->flags & O_ACCMODE) == O_WRONLY &&
-	    pt == PT_NONE) {
+	    (pt == PT_NONE || pt == PT_DIRECT)) {
 		fi->direct_io = 1;
 		fi->fh |= HFS_FH_DIRECT;
 	}
@@ -61,7 +61,7 @@ static void hfs_file_info(struct hfs *fs, struct fuse_file_info *fi, int fd, int
 
 static int hfs_fh_pt(const struct fuse_file_info *fi)
 {
-	return (int)((fi->fh >> HFS_FH_PT_SHIFT) & 3);
+	return (int)((fi->fh >> HFS_FH_PT_SHIFT) & 7);
 }
 
 /* Set-id bits a write or truncate by this caller must clear: the kernel
@@ -269,7 +269,7 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int pt = hfs_fh_pt(fi);
 
 	hfs_count(fs, HFS_OP_RELEASE);
-	if (pt == PT_PASS_DIRECT) {
+	if (pt == PT_PASS_DIRECT && (fi->flags & O_ACCMODE) == O_RDWR) {
 		/* Its maps wrote the file below without us; the kernel
 		 * releases the handle only after the last map is gone, so
 		 * count the file as changed now rather than never. */

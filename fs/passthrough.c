@@ -10,16 +10,23 @@
  *
  * The kernel keeps one mode per inode: while any handle is in passthrough
  * mode, no handle may use the page cache, and all passthrough handles share
- * one backing file. So per inode we count handles of each kind and decide:
- * - while passthrough handles are open, every open is passthrough (the
- *   kernel refuses any other with EIO): those that may not write through
- *   the kernel (passthrough writes off, a set-id file's writers, whose bits
+ * one backing file; it fails an open that breaks the rule with EIO, after
+ * our answer, and it may apply concurrent answers in any order. So per
+ * inode we count the handles we answered of each kind, from the answer to
+ * their release, and decide:
+ * - while passthrough handles are counted, every open is passthrough: those
+ *   that may not write through the kernel (passthrough writes off, a
+ *   tracked file with checkpoints on, a set-id file's writers, whose bits
  *   we clear) get direct I/O, so reads and writes come to us and maps go
  *   to the backing file;
- * - otherwise an open goes passthrough unless cached handles are open,
- *   read-write opens that may not pass use the page cache, and write-only
- *   ones direct I/O, which has no mode (ops_file.c).
- * With checkpoints on, a writable passthrough handle is "live" (turn.h)
+ * - while page-cache or plain direct I/O handles are counted, none is:
+ *   write-only opens get direct I/O, the others the page cache (the kernel
+ *   fails a direct open of an inode with a backing file too);
+ * - with nothing counted, an open that may pass or is write-only is
+ *   passthrough (write-only with direct I/O), a read-write one that may not
+ *   pass uses the page cache.
+ * With -o live_writes, a writable passthrough handle of a tracked file is
+ * "live" (turn.h)
  * from its open to its release: below, the pt_live list.
  * Our counts drop on RELEASE, which the kernel sends after dropping the
  * handle's mode, so they never claim less than the kernel holds.
@@ -139,8 +146,8 @@ static void pt_patch_init(struct hfs *fs, struct iovec *iov, int count)
 	atomic_store(&fs->pt_enabled, 1);
 	log_info("passthrough: read-only opens are served by the kernel from the files below");
 	if (fs->pt_writes)
-		log_info("passthrough: so are opens for writing (with checkpoints on, "
-			 "followed as live files)");
+		log_info("passthrough: so are opens for writing (with checkpoints on, %s)",
+			 fs->pt_live_writes ? "followed as live files" : "of excluded files only");
 }
 
 static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -311,7 +318,7 @@ void pt_track_setup(struct hfs *fs)
 {
 	struct turns *t = pt_turns(fs);
 
-	if (t && fs->pt_wanted && fs->pt_writes)
+	if (t && fs->pt_wanted && fs->pt_live_writes)
 		turns_live_setup(t, &pt_live_ops, fs);
 }
 
@@ -322,7 +329,8 @@ void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, 
 	struct pt_live *l;
 	struct stat st;
 
-	if (!t || mode != PT_PASS || ((flags & O_ACCMODE) == O_RDONLY))
+	/* without live_writes, the writers that pass are of excluded files */
+	if (!t || !fs->pt_live_writes || mode != PT_PASS || ((flags & O_ACCMODE) == O_RDONLY))
 		return;
 	l = calloc(1, sizeof(*l));
 	if (!l) {
@@ -411,34 +419,65 @@ static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd)
 	return id;
 }
 
+/* May a handle that writes this file write through the kernel? Where
+ * allowed, and not on a set-id file: a write through the kernel would keep
+ * bits that, with FUSE_HANDLE_KILLPRIV_V2, we clear on our writes. With
+ * checkpoints on, only a file they exclude (.git, build output, logs): a
+ * tracked file's writes must come to us, to wait for a turn's checkpoint
+ * or a rollback. One the kernel sent to the disk without us could fall
+ * between a rollback's safety checkpoint and its restore, and be lost. */
+static int pt_may_write_through(struct hfs *fs, struct hfs_inode *in, int fd,
+				const struct stat *st)
+{
+	char path[PATH_MAX];
+
+	if (!pt_writes_allowed(fs) || pt_setid(fd, st))
+		return 0;
+	if (!pt_turns(fs) || fs->pt_live_writes)
+		return 1;
+	return inode_path(fs, in, path, sizeof(path)) == 0 && ckptd_excluded(fs->ckpt, path, 0);
+}
+
 int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, const struct stat *st)
 {
 	int acc = flags & O_ACCMODE, mode = PT_CACHED;
-	int may_pass;
+	int may_pass, direct;
 
 	if (!atomic_load(&fs->pt_enabled) || !S_ISREG(in->type))
 		return PT_NONE;
-	/* a handle that writes, only where allowed, and not on a set-id file:
-	 * a write through the kernel would keep bits that, with
-	 * FUSE_HANDLE_KILLPRIV_V2, we clear on our writes */
 	may_pass = (acc == O_RDONLY && !(flags & O_TRUNC)) ||
-		   (pt_writes_allowed(fs) && !pt_setid(fd, st));
+		   pt_may_write_through(fs, in, fd, st);
+	/* a write-only handle uses direct I/O unless the page cache is asked
+	 * for (ops_file.c) */
+	direct = acc == O_WRONLY && !fs->writeback && !fs->cached_writes;
 	pthread_mutex_lock(&fs->pt_lock);
 	if (in->pt_opens > 0) {
-		/* The kernel holds a backing file for the inode: every open of
-		 * it must be passthrough too, or the kernel fails it with EIO
-		 * after we answered (fuse_file_io_open), an O_TRUNC already
-		 * done. One that may not pass its writes through gets direct
-		 * I/O: its reads and writes still come to us. */
+		/* The kernel holds a backing file for the inode, or will once
+		 * it has our answer: every open of it must be passthrough too,
+		 * or the kernel fails it with EIO after we answered
+		 * (fuse_file_io_open), an O_TRUNC already done. One that may
+		 * not pass its writes through gets direct I/O: its reads and
+		 * writes still come to us. */
 		mode = may_pass ? PT_PASS : PT_PASS_DIRECT;
-	} else if (may_pass && in->cached_opens == 0 && pt_backing_get(fs, in, fd)) {
-		mode = PT_PASS;
-	} else if (acc == O_WRONLY) {
-		mode = PT_NONE; /* direct I/O, which has no mode (ops_file.c) */
+	} else if (in->cached_opens > 0 || in->direct_opens > 0) {
+		/* No passthrough now: the kernel may apply our answers in any
+		 * order, so a passthrough one must wait until every handle
+		 * answered otherwise is released (counted below, direct ones
+		 * too: the kernel fails a direct open of an inode that has a
+		 * backing file as well). */
+		mode = direct ? PT_DIRECT : PT_CACHED;
+	} else if ((may_pass || direct) && pt_backing_get(fs, in, fd)) {
+		/* a write-only handle that may not pass gets passthrough with
+		 * direct I/O: counted, so no reader can race past it */
+		mode = may_pass ? PT_PASS : PT_PASS_DIRECT;
+	} else if (direct) {
+		mode = PT_DIRECT;
 	}
 	if (mode == PT_CACHED)
 		in->cached_opens++;
-	else if (mode != PT_NONE)
+	else if (mode == PT_DIRECT)
+		in->direct_opens++;
+	else
 		in->pt_opens++;
 	pthread_mutex_unlock(&fs->pt_lock);
 	return mode;
@@ -466,6 +505,9 @@ void pt_release(struct hfs *fs, struct hfs_inode *in, int mode)
 	if (mode == PT_CACHED) {
 		if (in->cached_opens > 0)
 			in->cached_opens--;
+	} else if (mode == PT_DIRECT) {
+		if (in->direct_opens > 0)
+			in->direct_opens--;
 	} else if (in->pt_opens > 0 && --in->pt_opens == 0 && in->pt_backing > 0) {
 		uint32_t id = (uint32_t)in->pt_backing;
 

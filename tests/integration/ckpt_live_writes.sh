@@ -1,6 +1,7 @@
 #!/bin/bash
-# Handles that write go straight to the disk below (kernel passthrough, as
-# root) with checkpoints on too, and the checkpoints stay exact:
+# With -o live_writes, handles that write tracked files go straight to the
+# disk below (kernel passthrough, as root) with checkpoints on too, and the
+# checkpoints stay exact:
 # - a file held open for writing across `hermesctl turn`: the new turn's
 #   checkpoint is taken when the turn begins and holds what the file held
 #   then, not the writes that follow through the same handle;
@@ -15,7 +16,7 @@ t_need_root
 ckpt_init
 ckpt_config "turn_idle_ms: 600" "max_snapshots: 100000"
 echo base >"$TREE/held.txt"
-ckpt_mount
+ckpt_mount -- -o live_writes
 grep -q 'passthrough: so are opens for writing' "$HERMES_HOME"/logs/*.log ||
 	t_skip "this kernel does not offer FUSE passthrough"
 
