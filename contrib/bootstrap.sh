@@ -98,12 +98,13 @@ test)
 	fi
 	# the threaded parts once more under ThreadSanitizer: the turn gate,
 	# many writers while turns flip, random concurrent changes (with fds, and
-	# with handles whose kept fds come and go)
+	# with handles whose kept fds come and go), readers and writers while
+	# rollbacks run
 	say "ThreadSanitizer: turns and concurrent writers"
 	build build-tsan --werror -Db_sanitize=thread -Db_lundef=false
-	TSAN_OPTIONS="log_path=$sandir/tsan:halt_on_error=0" \
+	TSAN_OPTIONS="log_path=$sandir/tsan:halt_on_error=0" TORTURE_SECONDS=20 \
 		meson test -C build-tsan --print-errorlogs turn ckpt_concurrent.sh stress_concurrent.sh \
-		stress_handles.sh ||
+		stress_handles.sh torture_rw.sh ||
 		rc=1
 	if [ -n "$(find "$sandir" -name 'tsan*' -type f)" ]; then
 		say "ThreadSanitizer reports (each one fails the run):"
