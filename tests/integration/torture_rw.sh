@@ -189,4 +189,9 @@ grep -qE '^v [0-9]+$' "$TREE/ow.txt" || t_check_fail "ow.txt holds no whole vers
 grep -qE '^t [0-9]+$' "$TREE/trunc.txt" || t_check_fail "trunc.txt holds no whole version: $(head -c 80 "$TREE/trunc.txt")"
 grep -qE '^count [0-9]+$' "$TREE/sed.txt" || t_check_fail "sed.txt holds no whole version"
 git --git-dir="$STORE" fsck --no-progress >"$T/fsck.out" 2>&1 || t_check_fail "git fsck: $(head -3 "$T/fsck.out")"
+# packs that collections deleted must not stay open in the daemon: their
+# disk space would stay taken, against the disk cap
+held=$(grep -c 'objects/pack/.*(deleted)$' "/proc/$T_DAEMON_PID/maps")
+t_log "deleted packs the daemon still maps: $held"
+[ "$held" -le 140 ] || t_check_fail "the daemon keeps $held deleted pack and index files mapped"
 t_pass
