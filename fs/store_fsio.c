@@ -167,10 +167,13 @@ static int fsio_rewrite(int dfd, const char *base, const struct stat *old, const
 	if (fstat(fd, &now) < 0 || now.st_ino != old->st_ino || now.st_dev != old->st_dev ||
 	    !S_ISREG(now.st_mode) || now.st_nlink != 1)
 		return 1;
-	if (ftruncate(fd, 0) < 0)
-		return -errno;
+	/* the new bytes over the old ones, then cut: a reader meanwhile sees
+	 * the old file, the new one, or the new one with the old one's tail,
+	 * never an empty file */
 	if ((r = fsio_write_all(fd, buf, len)) < 0)
 		return r;
+	if (ftruncate(fd, (off_t)len) < 0)
+		return -errno;
 	if ((now.st_mode & 07777) != (mode & 07777) && fchmod(fd, mode & 07777) < 0)
 		return -errno;
 	return 0;

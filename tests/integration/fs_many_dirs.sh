@@ -16,8 +16,9 @@ mkdir -p "$T/plain"
 scenario() { # DIR
 	local d=$1 i p
 	cd "$d" || return 1
+	mkdir $(seq -f 'w%g' 2700) || echo "mkdir failed"
 	for i in $(seq 2700); do
-		mkdir "w$i" && echo "$i" >"w$i/f" || { echo "failed at w$i"; break; }
+		echo "$i" >"w$i/f" || { echo "failed at w$i"; break; }
 	done
 	p=deep
 	for i in $(seq 300); do
@@ -27,13 +28,16 @@ scenario() { # DIR
 	echo "dirs: $(find . -type d | wc -l), files: $(find . -type f | wc -l)"
 	echo "sum: $(cat w*/f | awk '{ s += $1 } END { print s }')"
 	cat "$p/leaf"
-	for i in $(seq 1 3 2700); do mv "w$i" "r$i"; done
+	python3 -c '
+import os
+for i in range(1, 2701, 3):
+    os.rename("w%d" % i, "r%d" % i)' || echo "rename failed"
 	echo "renamed: $(ls -d r* | wc -l)"
 	mkdir gone && (cd gone && rmdir ../gone && stat -c 'cwd %h' . && ls -a | wc -l)
 	python3 -c 'print("python ok")'
 	git init -q . && git add -A && git -c user.name=t -c user.email=t@t commit -qm all &&
 		echo "git files: $(git ls-files | wc -l)"
-	for i in $(seq 2 3 2700); do rm -r "w$i"; done
+	rm -r $(seq -f 'w%g' 2 3 2700) || echo "rm failed"
 	echo "left: $(ls | wc -l)"
 	cd /
 }
