@@ -27,8 +27,11 @@ struct store_ignore {
 	size_t n, cap;
 };
 
-/* hermes.md section 1 "Excludes", plus .git of any type and our own
- * temporary files. */
+/* hermes.md section 1 "Excludes", plus .git of any type, editors' swap,
+ * backup and lock files (a restore that brought back a stale .f.swp, or
+ * removed the one of a vim still open, would make vim offer to "recover"
+ * old text; #f# is escaped, as "#" opens a comment), and our own temporary
+ * files. */
 static const char *const ignore_defaults[] = {
 	"node_modules/", "dist/", "build/", "target/", "out/", ".next/", ".nuxt/",
 	"__pycache__/", "*.pyc", "*.pyo", ".cache/", ".pytest_cache/", ".mypy_cache/",
@@ -38,6 +41,7 @@ static const char *const ignore_defaults[] = {
 	"*.mp4", "*.mov", "*.mkv", "*.webm", "*.zip", "*.tar", "*.tar.gz", "*.tgz",
 	"*.7z", "*.rar", "*.iso",
 	".env", ".env.*", ".env.local", ".env.*.local", ".DS_Store", "Thumbs.db", "*.log",
+	"*.swp", "*.swo", "*~", ".#*", "\\#*#",
 	STORE_TMP_PREFIX "*",
 };
 

@@ -37,6 +37,13 @@ int main(void)
 	ok(store_ignore_match(ig, "sub/.git/config", 0), "nested .git dir content excluded");
 	ok(store_ignore_match(ig, "__pycache__/m.pyc", 0), "__pycache__ excluded");
 	ok(!store_ignore_match(ig, "build.c", 0), "build/ does not catch build.c");
+	ok(store_ignore_match(ig, "src/.f.txt.swp", 0), "vim swap file excluded");
+	ok(store_ignore_match(ig, ".f.txt.swo", 0), "vim second swap file excluded");
+	ok(store_ignore_match(ig, "notes.txt~", 0), "backup file excluded");
+	ok(store_ignore_match(ig, "src/.#main.c", 0), "emacs lock file excluded");
+	ok(store_ignore_match(ig, "src/#main.c#", 0), "emacs auto-save file excluded");
+	ok(!store_ignore_match(ig, "src/#main.c", 0), "a name starting with # is kept");
+	ok(!store_ignore_match(ig, "swp", 0), "a name ending in swp is kept");
 	store_ignore_free(ig);
 
 	ig = rules("# comment\n\n/top.txt\ndocs/*.md\n**/gen/**\nfoo/**/bar\n*.tmp\n!keep.tmp\n"
