@@ -172,5 +172,10 @@ void store_ignore_add_defaults(struct store_ignore *ig);
 /* Is relpath excluded, considering its parent directories too? */
 int store_ignore_match(const struct store_ignore *ig, const char *relpath, int is_dir);
 void store_ignore_free(struct store_ignore *ig);
+/* Is the directory at dirfd (O_PATH will do) a git repository or a
+ * virtualenv, excluded wherever it is and whatever its name? */
+int store_ignore_foreign_dir(int dirfd);
+/* Can creating or removing name in a directory change that answer? */
+int store_ignore_foreign_name(const char *name);
 /* Is relpath excluded in this store's current rules? */
 int store_is_excluded(struct store *st, int rootfd, const char *relpath, int is_dir);
