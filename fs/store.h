@@ -84,6 +84,12 @@ const char *store_tree_path(const struct store *st);
 const char *store_dir(const struct store *st);
 /* Why checkpoints are off for this tree (over the file cap), else NULL. */
 const char *store_disabled_reason(const struct store *st);
+/* A daemon serves the tree: hermes-mounted (its pid) stays in the store
+ * until store_mount_end() at a clean unmount, so that the next mount can
+ * tell a daemon that died (kill -9, a crash, a power loss) from one that
+ * finished. 1 when the previous daemon died, 0 when not, or -errno. */
+int store_mount_begin(struct store *st);
+void store_mount_end(struct store *st);
 /* The directory of the store that tree_abspath would have. */
 int store_dir_for_tree(const char *tree_abspath, char *out, size_t size);
 /* Does a store exist for exactly this tree? */
