@@ -57,12 +57,15 @@ struct ckpt_meta {
 	size_t nlive;
 };
 
+/* The Hermes-Processes trailer as written, so a listing gets it whole. */
+#define STORE_WHO_MAX 1024
+
 /* One checkpoint as listed, newest first (number 1 is the newest). */
 struct ckpt_info {
 	char oid[STORE_OID_HEX];
 	long long time;
 	char reason[256];
-	char who[256];     /* "vim[1234] bash[99]" or "" */
+	char who[STORE_WHO_MAX]; /* "vim[1234] uid=1000, bash[99] uid=1000" or "" */
 	char skipped[256]; /* files left out by the size cap, or "" */
 	int files, insertions, deletions;
 };
