@@ -40,6 +40,9 @@ struct hfs_ckpt {
 	size_t nretired;                      /* store_lock */
 	char off_reason[512];                 /* set once before the loop */
 
+	int mount_marked;   /* store_mount_begin() done: end it at unmount */
+	int previous_died;  /* the previous daemon of the tree never ended */
+
 	pthread_t baseline;
 	int baseline_started;
 	atomic_int baseline_running;
@@ -150,8 +153,11 @@ static void *ckptd_baseline_main(void *arg)
 	const char *reason = "baseline";
 
 	pthread_mutex_lock(&c->store_lock);
+	/* the changes the dead daemon had not checkpointed yet are in it
+	 * too: they were lost with its dirty set */
 	if (store_list(c->store, &v, &n, &e) == 0 && n > 0)
-		reason = "changes made while unmounted";
+		reason = c->previous_died ? "changes since the last checkpoint (the daemon died)"
+					  : "changes made while unmounted";
 	free(v);
 	pthread_mutex_unlock(&c->store_lock);
 	turns_need_full_scan(c->turns);
@@ -213,6 +219,14 @@ int ckptd_start(struct hfs *fs, struct herr *e)
 			 store_disabled_reason(c->store));
 		goto off;
 	}
+	r = store_mount_begin(c->store);
+	if (r < 0)
+		log_warn("cannot mark the store %s as in use: %s", store_dir(c->store),
+			 strerror(-r));
+	c->mount_marked = r >= 0;
+	c->previous_died = r > 0;
+	if (c->previous_died)
+		log_info("the previous daemon of %s died without unmounting", fs->source);
 	atomic_store(&c->ignore, ckptd_load_ignore(c));
 	c->turns = turns_new(ckptd_commit, c,
 			     (long)config_int(c->cfg, "checkpoints.turn_idle_ms",
@@ -254,6 +268,8 @@ void ckptd_stop(struct hfs *fs)
 		if (turns_checkpoint_now(c->turns, "unmount", &e) < 0)
 			log_err("checkpoint at unmount failed: %s", e.msg);
 	}
+	if (c->mount_marked)
+		store_mount_end(c->store);
 	fs->ckpt = NULL;
 	turns_free(c->turns);
 	store_ignore_free(atomic_load(&c->ignore));

@@ -44,6 +44,11 @@ struct hfs_inode {
 	 * last marked dirty, or found excluded */
 	atomic_uint_fast64_t mark_epoch;
 	atomic_uint_fast64_t skip_epoch;
+	/* of a directory: is it a git repository or a virtualenv (low two
+	 * bits, TRACK_DIR_*), and above them a generation that each change
+	 * of a name deciding it bumps, so a verdict reached before the change
+	 * is never stored after it */
+	atomic_uint_fast32_t dir_kind;
 	/* end offset of the last write if it stopped on a page boundary (the
 	 * kernel may send the rest of the same write() as the next request),
 	 * else 0 */
@@ -224,6 +229,16 @@ void inode_invalidate_path(struct hfs *fs, const char *relpath, struct inode_inv
 int inode_known_below(struct hfs *fs, dev_t dev, ino_t ino);
 /* Path of in relative to the root ("" for the root) as last seen. */
 int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size);
+/* Visit in and the directories above it, nearest first, up to the root
+ * (not visited), under the table lock: visit() must not block, and says
+ * go on, stop, or take: hand the inode to the caller, with a reference, in
+ * out (at most max; the walk stops once out is full). Returns how many were
+ * taken; inode_put_all() drops them. */
+enum inode_walk { INODE_WALK_NEXT, INODE_WALK_STOP, INODE_WALK_TAKE };
+size_t inode_walk_up(struct hfs *fs, struct hfs_inode *in,
+		     enum inode_walk (*visit)(struct hfs_inode *in, void *arg), void *arg,
+		     struct hfs_inode **out, size_t max);
+void inode_put_all(struct hfs *fs, struct hfs_inode **v, size_t n);
 
 /* sys.c */
 struct sys_creds {
@@ -313,6 +328,11 @@ struct turns;
 struct track {
 	struct turns *turns; /* non-NULL while inside the turn gate */
 	int continuation;    /* the rest of a write() already begun */
+	/* directories in which the operation creates or removes a name that
+	 * decides whether they are a git repository or a virtualenv, and
+	 * their verdict before it */
+	struct hfs_inode *kind_dir[2];
+	int kind_before[2];
 };
 /* The content or attributes of in change. */
 void track_inode(fuse_req_t req, struct hfs_inode *in, struct track *tk);
@@ -326,6 +346,9 @@ void track_name(fuse_req_t req, struct hfs_inode *dir, const char *name, struct 
 void track_rename(fuse_req_t req, struct hfs_inode *d1, const char *n1,
 		  struct hfs_inode *d2, const char *n2, struct track *tk);
 void track_done(fuse_req_t req, struct track *tk);
+/* Is in, or a directory above it, a git repository or a virtualenv (whose
+ * contents are excluded whatever their names)? Cached per directory. */
+int track_foreign(struct hfs *fs, struct hfs_inode *in);
 
 /* ctl.c */
 int ctl_start(struct hfs *fs, struct herr *e);

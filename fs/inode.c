@@ -752,3 +752,34 @@ int inode_known_below(struct hfs *fs, dev_t dev, ino_t ino)
 	pthread_mutex_unlock(&fs->table_lock);
 	return known;
 }
+
+size_t inode_walk_up(struct hfs *fs, struct hfs_inode *in,
+		     enum inode_walk (*visit)(struct hfs_inode *in, void *arg), void *arg,
+		     struct hfs_inode **out, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&fs->table_lock);
+	for (; in && in != &fs->root && n < max; in = in->parent) {
+		enum inode_walk w = visit(in, arg);
+		if (w == INODE_WALK_STOP)
+			break;
+		if (w == INODE_WALK_TAKE) {
+			/* the parent chain may change once we unlock */
+			in->refs++;
+			out[n++] = in;
+		}
+	}
+	pthread_mutex_unlock(&fs->table_lock);
+	return n;
+}
+
+void inode_put_all(struct hfs *fs, struct hfs_inode **v, size_t n)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&fs->table_lock);
+	for (size_t i = 0; i < n; i++)
+		inode_unref_locked(fs, v[i], 1);
+	pthread_mutex_unlock(&fs->table_lock);
+}

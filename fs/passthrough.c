@@ -264,7 +264,7 @@ static char *pt_live_mark(struct hfs *fs, struct turns *t, struct pt_live *l)
 		turns_need_full_scan(t);
 		return NULL;
 	}
-	if (ckptd_excluded(fs->ckpt, path, 0))
+	if (ckptd_excluded(fs->ckpt, path, 0) || track_foreign(fs, l->in))
 		return NULL;
 	turns_mark(t, path);
 	return strdup(path);

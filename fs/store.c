@@ -383,6 +383,24 @@ const char *store_disabled_reason(const struct store *st)
 	return st->disabled[0] ? st->disabled : NULL;
 }
 
+int store_mount_begin(struct store *st)
+{
+	char path[PATH_MAX + 32], pid[32];
+	struct stat sb;
+	int died, r;
+
+	snprintf(path, sizeof(path), "%s/hermes-mounted", st->dir);
+	died = stat(path, &sb) == 0;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	r = store_write_marker(st, "hermes-mounted", pid);
+	return r < 0 ? r : died;
+}
+
+void store_mount_end(struct store *st)
+{
+	store_write_marker(st, "hermes-mounted", NULL);
+}
+
 int store_ignore_refresh(struct store *st, int rootfd, struct herr *e)
 {
 	struct stat sb;

@@ -57,12 +57,15 @@ struct ckpt_meta {
 	size_t nlive;
 };
 
+/* The Hermes-Processes trailer as written, so a listing gets it whole. */
+#define STORE_WHO_MAX 1024
+
 /* One checkpoint as listed, newest first (number 1 is the newest). */
 struct ckpt_info {
 	char oid[STORE_OID_HEX];
 	long long time;
 	char reason[256];
-	char who[256];     /* "vim[1234] bash[99]" or "" */
+	char who[STORE_WHO_MAX]; /* "vim[1234] uid=1000, bash[99] uid=1000" or "" */
 	char skipped[256]; /* files left out by the size cap, or "" */
 	int files, insertions, deletions;
 };
@@ -84,6 +87,12 @@ const char *store_tree_path(const struct store *st);
 const char *store_dir(const struct store *st);
 /* Why checkpoints are off for this tree (over the file cap), else NULL. */
 const char *store_disabled_reason(const struct store *st);
+/* A daemon serves the tree: hermes-mounted (its pid) stays in the store
+ * until store_mount_end() at a clean unmount, so that the next mount can
+ * tell a daemon that died (kill -9, a crash, a power loss) from one that
+ * finished. 1 when the previous daemon died, 0 when not, or -errno. */
+int store_mount_begin(struct store *st);
+void store_mount_end(struct store *st);
 /* The directory of the store that tree_abspath would have. */
 int store_dir_for_tree(const char *tree_abspath, char *out, size_t size);
 /* Does a store exist for exactly this tree? */
@@ -181,5 +190,10 @@ void store_ignore_add_defaults(struct store_ignore *ig);
 /* Is relpath excluded, considering its parent directories too? */
 int store_ignore_match(const struct store_ignore *ig, const char *relpath, int is_dir);
 void store_ignore_free(struct store_ignore *ig);
+/* Is the directory at dirfd (O_PATH will do) a git repository or a
+ * virtualenv, excluded wherever it is and whatever its name? */
+int store_ignore_foreign_dir(int dirfd);
+/* Can creating or removing name in a directory change that answer? */
+int store_ignore_foreign_name(const char *name);
 /* Is relpath excluded in this store's current rules? */
 int store_is_excluded(struct store *st, int rootfd, const char *relpath, int is_dir);

@@ -245,7 +245,7 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	git_signature *sig = NULL;
 	git_oid oid;
 	size_t files = 0, ins = 0, del = 0;
-	char reason[256], procs[1024], *msg = NULL;
+	char reason[256], procs[STORE_WHO_MAX], *msg = NULL;
 	long long when = meta && meta->time ? meta->time : (long long)time(NULL);
 	int rc;
 

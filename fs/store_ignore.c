@@ -1,11 +1,16 @@
 /* Exclusions: which paths of a tree never enter a checkpoint. A small
  * matcher for the gitignore subset we need (negation, dir/, anchored /x,
- * **, *, ?, [classes], escapes), the default list and .hermesignore. */
+ * **, *, ?, [classes], escapes), the default list and .hermesignore; and
+ * directories excluded for what they hold (git repositories, virtualenvs). */
 #include "store_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum ignore_kind {
 	IGNORE_GLOB,    /* the general matcher */
@@ -27,8 +32,11 @@ struct store_ignore {
 	size_t n, cap;
 };
 
-/* hermes.md section 1 "Excludes", plus .git of any type and our own
- * temporary files. */
+/* hermes.md section 1 "Excludes", plus .git of any type, editors' swap,
+ * backup and lock files (a restore that brought back a stale .f.swp, or
+ * removed the one of a vim still open, would make vim offer to "recover"
+ * old text; #f# is escaped, as "#" opens a comment), and our own temporary
+ * files. */
 static const char *const ignore_defaults[] = {
 	"node_modules/", "dist/", "build/", "target/", "out/", ".next/", ".nuxt/",
 	"__pycache__/", "*.pyc", "*.pyo", ".cache/", ".pytest_cache/", ".mypy_cache/",
@@ -38,6 +46,7 @@ static const char *const ignore_defaults[] = {
 	"*.mp4", "*.mov", "*.mkv", "*.webm", "*.zip", "*.tar", "*.tar.gz", "*.tgz",
 	"*.7z", "*.rar", "*.iso",
 	".env", ".env.*", ".env.local", ".env.*.local", ".DS_Store", "Thumbs.db", "*.log",
+	"*.swp", "*.swo", "*~", ".#*", "\\#*#",
 	STORE_TMP_PREFIX "*",
 };
 
@@ -281,4 +290,139 @@ int store_ignore_match(const struct store_ignore *ig, const char *relpath, int i
 		*s = '/';
 	}
 	return store_ignore_match_leaf(ig, buf, is_dir);
+}
+
+/* Does the directory at dirfd belong to a tool that rebuilds or restores it
+ * itself, whatever its name: a git repository (HEAD, objects/ and refs/, as
+ * a bare "mirror.git" or the .git of a checkout holds) or a virtualenv
+ * (pyvenv.cfg)? A checkpoint of one would copy a second history or an
+ * interpreter, and a restore would tear it. Two or four lstats: a scan
+ * asks once per directory. */
+int store_ignore_foreign_dir(int dirfd)
+{
+	struct stat sb;
+
+	if (fstatat(dirfd, "pyvenv.cfg", &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+		return 1;
+	/* a symbolic link was git's HEAD once */
+	if (fstatat(dirfd, "HEAD", &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !(S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)))
+		return 0;
+	return fstatat(dirfd, "objects", &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode) &&
+	       fstatat(dirfd, "refs", &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
+}
+
+int store_ignore_foreign_name(const char *name)
+{
+	return strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 ||
+	       strcmp(name, "refs") == 0 || strcmp(name, "pyvenv.cfg") == 0;
+}
+
+/* The verdicts on the directories one checkpoint or restore met, by path:
+ * the paths of a checkpoint share their parents, and the tree does not
+ * change under one (the daemon holds the turn gate). */
+struct store_foreign {
+	struct foreign_slot {
+		char *path; /* NULL: free */
+		int foreign;
+	} *slots;
+	size_t n, cap; /* cap: a power of two */
+};
+
+struct store_foreign *store_foreign_new(void)
+{
+	return calloc(1, sizeof(struct store_foreign));
+}
+
+void store_foreign_free(struct store_foreign *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->cap; i++)
+		free(f->slots[i].path);
+	free(f->slots);
+	free(f);
+}
+
+/* FNV-1a */
+static size_t foreign_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+static struct foreign_slot *foreign_find(struct store_foreign *f, const char *path)
+{
+	size_t i = foreign_hash(path) & (f->cap - 1);
+
+	while (f->slots[i].path && strcmp(f->slots[i].path, path) != 0)
+		i = (i + 1) & (f->cap - 1);
+	return &f->slots[i];
+}
+
+/* Room for one more, at most half full; 0 or -ENOMEM. */
+static int foreign_grow(struct store_foreign *f)
+{
+	struct store_foreign bigger = { .cap = f->cap ? f->cap * 2 : 64 };
+
+	if ((f->n + 1) * 2 <= f->cap)
+		return 0;
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap; i++)
+		if (f->slots[i].path)
+			*foreign_find(&bigger, f->slots[i].path) = f->slots[i];
+	free(f->slots);
+	f->slots = bigger.slots;
+	f->cap = bigger.cap;
+	return 0;
+}
+
+/* One directory of the tree (not the root), judged once. A directory that
+ * cannot be opened (absent, a file) holds nothing of a tool. */
+static int foreign_dir(struct store_foreign *f, int rootfd, const char *dir)
+{
+	struct foreign_slot *s = f && f->cap ? foreign_find(f, dir) : NULL;
+	int fd, foreign = 0;
+
+	if (s && s->path)
+		return s->foreign;
+	fd = fsio_open(rootfd, dir, O_PATH | O_DIRECTORY);
+	if (fd >= 0) {
+		foreign = store_ignore_foreign_dir(fd);
+		close(fd);
+	}
+	/* without memory it is judged again next time: slower, not wrong */
+	if (f && foreign_grow(f) == 0) {
+		char *copy = strdup(dir);
+		if (copy) {
+			s = foreign_find(f, copy);
+			s->path = copy;
+			s->foreign = foreign;
+			f->n++;
+		}
+	}
+	return foreign;
+}
+
+int store_foreign_match(struct store_foreign *f, int rootfd, const char *relpath, int is_dir,
+			int parents_known)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(relpath);
+
+	if (len == 0 || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, relpath, len + 1);
+	for (char *s = buf; !parents_known && (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (foreign_dir(f, rootfd, buf))
+			return 1;
+		*s = '/';
+	}
+	return is_dir && foreign_dir(f, rootfd, buf);
 }

@@ -140,6 +140,16 @@ int store_baseline_check(struct store *st, int rootfd, struct herr *e);
 
 /* store_ignore.c: the rules on this path only (its parents known clean) */
 int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, int is_dir);
+/* Verdicts of store_ignore_foreign_dir on the directories of one
+ * checkpoint or restore, by path (NULL works, uncached). */
+struct store_foreign;
+struct store_foreign *store_foreign_new(void);
+void store_foreign_free(struct store_foreign *f);
+/* Does relpath lie in a foreign directory of the tree at rootfd (with
+ * parents_known, its parents were found not to be), or is it one
+ * (is_dir)? The root never is. */
+int store_foreign_match(struct store_foreign *f, int rootfd, const char *relpath, int is_dir,
+			int parents_known);
 
 /* store_pack.c: one packfile for the many blobs of a first baseline */
 struct store_pack;

@@ -30,6 +30,7 @@ struct paths_ctx {
 	struct upd_vec rm, up;
 	struct store_skips skips;
 	const struct ckpt_meta *meta;
+	struct store_foreign *foreign; /* git repositories, virtualenvs met */
 	struct herr *e;
 };
 
@@ -173,7 +174,7 @@ static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 	return 0;
 }
 
-static int paths_one(struct paths_ctx *c, const char *rel);
+static int paths_one(struct paths_ctx *c, const char *rel, int parents_known);
 
 /* A directory: everything below it now, and what of it is gone. */
 static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_sub)
@@ -218,7 +219,7 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 		qsort(names, n, sizeof(*names), names_cmp);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
-		r = paths_one(c, child);
+		r = paths_one(c, child, 1);
 	}
 	for (size_t i = 0; r == 0 && prev_sub && i < git_tree_entrycount(prev_sub); i++) {
 		const char *name = git_tree_entry_name(git_tree_entry_byindex(prev_sub, i));
@@ -233,7 +234,8 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 	return r == -ENOMEM ? err_set(c->e, r, "out of memory") : r;
 }
 
-static int paths_one(struct paths_ctx *c, const char *rel)
+/* parents_known: no parent of rel is a foreign directory. */
+static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 {
 	git_tree_entry *te = prev_entry(c, rel);
 	int was_tree = te && git_tree_entry_type(te) == GIT_OBJECT_TREE;
@@ -246,7 +248,8 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 		git_tree_entry_free(te);
 		return err_sys(c->e, r, "cannot read %s", rel);
 	}
-	if (!trackable || store_ignore_match(c->st->ignore, rel, S_ISDIR(sb.st_mode))) {
+	if (!trackable || store_ignore_match(c->st->ignore, rel, S_ISDIR(sb.st_mode)) ||
+	    store_foreign_match(c->foreign, c->rootfd, rel, S_ISDIR(sb.st_mode), parents_known)) {
 		r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 		goto out;
 	}
@@ -577,12 +580,13 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 		return r;
 	}
 	r = store_ignore_refresh(st, rootfd, e);
+	c.foreign = store_foreign_new();
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {
 			r = err_set(e, -EINVAL, "%s: not a path inside the tree", relpaths[i]);
 			break;
 		}
-		r = rel[0] ? paths_one(&c, rel) : paths_dir(&c, rel, c.prev);
+		r = rel[0] ? paths_one(&c, rel, 0) : paths_dir(&c, rel, c.prev);
 	}
 	if (r == 0)
 		r = paths_build(&c, &tree_oid);
@@ -593,5 +597,6 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 	git_commit_free(head);
 	upd_free(&c.rm);
 	upd_free(&c.up);
+	store_foreign_free(c.foreign);
 	return r;
 }

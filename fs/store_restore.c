@@ -16,6 +16,7 @@ struct restore_ctx {
 	struct store *st;
 	int rootfd;
 	git_tree *cur; /* the newest checkpoint: the safety one */
+	struct store_foreign *foreign; /* git repositories, virtualenvs met */
 	mode_t umask;
 	struct store_restore_out *out;
 	int first_err;
@@ -144,12 +145,21 @@ static int restore_in_place(struct restore_ctx *c, const char *path)
 	       c->out->known(c->out->known_arg, sb.st_dev, sb.st_ino);
 }
 
+/* Never touched by a restore: what the rules exclude, and what lies in a
+ * git repository or virtualenv as the tree now holds them (a checkpoint
+ * taken before they were excluded may name their files). */
+static int restore_excluded(struct restore_ctx *c, const char *path)
+{
+	return store_ignore_match(c->st->ignore, path, 0) ||
+	       store_foreign_match(c->foreign, c->rootfd, path, 0, 0);
+}
+
 static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 {
 	git_blob *blob = NULL;
 	int r;
 
-	if (store_ignore_match(c->st->ignore, f->path, 0))
+	if (restore_excluded(c, f->path))
 		return;
 	if (restore_in_way(c, f->path)) {
 		restore_keep(c, f->path);
@@ -179,7 +189,7 @@ static void restore_remove(struct restore_ctx *c, const char *path)
 {
 	int r;
 
-	if (store_ignore_match(c->st->ignore, path, 0))
+	if (restore_excluded(c, path))
 		return;
 	r = fsio_remove(c->rootfd, path);
 	if (r < 0 && r != -ENOTEMPTY)
@@ -271,6 +281,7 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 	if ((rc = restore_target(st, oid, &target, &tt, e)) < 0)
 		goto out;
 	c.cur = cur;
+	c.foreign = store_foreign_new();
 	if (npaths) {
 		rc = restore_check_paths(tt, cur, -1, paths, npaths, oid, e);
 		if (rc < 0)
@@ -298,6 +309,7 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 	rc = c.first_err;
 out:
 	store_inflight(st, 0);
+	store_foreign_free(c.foreign);
 	git_diff_free(diff);
 	git_tree_free(tt);
 	git_tree_free(cur);

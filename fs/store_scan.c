@@ -455,6 +455,10 @@ static int scan_dir(struct scan_ctx *c, int fd, char *rel, size_t rlen, git_oid 
 			cfd = scan_open(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd < 0)
 				goto next;
+			if (store_ignore_foreign_dir(cfd)) {
+				close(cfd);
+				goto next;
+			}
 			r = scan_dir(c, cfd, rel, rlen + nlen + (rlen ? 1 : 0), &soid, &sub);
 			if (r == 0 && sub && bld &&
 			    git_treebuilder_insert(NULL, bld, name, &soid, GIT_FILEMODE_TREE) == 0)

@@ -51,6 +51,116 @@ static void rollback_fmt_time(long long t, char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+/* The "by" column: processes by name, a count for a name that repeats
+ * ("git ×3, w1.sh"), in at most this many columns, never cutting a name
+ * ("... and 2 more"); --json keeps every pid. */
+#define ROLLBACK_WHO_COLS 40
+#define ROLLBACK_WHO_MAX 64
+
+struct rollback_who {
+	char name[136]; /* quoted for the terminal */
+	unsigned count;
+};
+
+/* Columns s takes: one per UTF-8 character. */
+static size_t rollback_cols(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+static void rollback_who_add(struct rollback_who *v, size_t *n, const char *name, size_t len)
+{
+	char raw[64], quoted[sizeof(v->name)];
+	size_t i;
+
+	if (len >= sizeof(raw))
+		len = sizeof(raw) - 1;
+	memcpy(raw, name, len);
+	raw[len] = '\0';
+	/* a process names itself: quoted if it holds escapes */
+	quote_str(raw, quoted, sizeof(quoted));
+	for (i = 0; i < *n; i++) {
+		if (strcmp(v[i].name, quoted) == 0) {
+			v[i].count++;
+			return;
+		}
+	}
+	if (*n == ROLLBACK_WHO_MAX)
+		return;
+	memcpy(v[i].name, quoted, sizeof(quoted));
+	v[i].count = 1;
+	(*n)++;
+}
+
+/* The Hermes-Processes trailer, "comm[pid] uid=N, comm[pid] uid=N", as
+ * names with counts, in order of first appearance. A name may hold any
+ * byte, so an entry ends only where "] uid=" and digits are followed by
+ * ", " or the end. */
+static size_t rollback_who_parse(const char *who, struct rollback_who *v)
+{
+	const char *p = who, *q = who;
+	size_t n = 0;
+
+	while (*p) {
+		const char *end, *next, *open;
+
+		q = strstr(q, "] uid=");
+		if (!q) {
+			rollback_who_add(v, &n, p, strlen(p)); /* another format: as it is */
+			break;
+		}
+		end = q + strlen("] uid=");
+		while (*end >= '0' && *end <= '9')
+			end++;
+		if (end[0] == ',' && end[1] == ' ')
+			next = end + 2;
+		else if (end[0] == '\0')
+			next = end;
+		else {
+			q++; /* inside a name */
+			continue;
+		}
+		for (open = q; open > p && *open != '['; open--)
+			;
+		rollback_who_add(v, &n, p, (size_t)((*open == '[' ? open : q) - p));
+		p = q = next;
+	}
+	return n;
+}
+
+static void rollback_who_render(const struct rollback_who *v, size_t n, char *out, size_t size)
+{
+	size_t len = 0, cols = 0, i;
+
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		char piece[sizeof(v->name) + 32], more[32] = "";
+		size_t pc;
+
+		snprintf(piece, sizeof(piece), "%s%s", i ? ", " : "", v[i].name);
+		if (v[i].count > 1)
+			snprintf(piece + strlen(piece), sizeof(piece) - strlen(piece), " ×%u",
+				 v[i].count);
+		pc = rollback_cols(piece);
+		/* room for saying how many did not fit after this one */
+		if (i + 1 < n)
+			snprintf(more, sizeof(more), " and %zu more", n - i - 1);
+		if (i > 0 && cols + pc + rollback_cols(more) > ROLLBACK_WHO_COLS)
+			break;
+		if (len + strlen(piece) + 1 > size)
+			break;
+		memcpy(out + len, piece, strlen(piece) + 1);
+		len += strlen(piece);
+		cols += pc;
+	}
+	if (i < n)
+		snprintf(out + len, size - len, " and %zu more", n - i);
+}
+
 /* On a mounted tree: what changed since the newest checkpoint, by whom. */
 static void rollback_pending(const char *tree)
 {
@@ -69,19 +179,17 @@ static void rollback_pending(const char *tree)
 		if (cJSON_IsNumber(dp) && dp->valuedouble > 0) {
 			printf("\n  not yet checkpointed: %d path%s changed since checkpoint 1",
 			       (int)dp->valuedouble, dp->valuedouble == 1 ? "" : "s");
+			struct rollback_who v[ROLLBACK_WHO_MAX];
+			char by[512];
 			const cJSON *w;
-			int first = 1;
+			size_t n = 0;
 			cJSON_ArrayForEach(w, who)
 			{
-				char comm[128];
-				const cJSON *pid = cJSON_GetObjectItemCaseSensitive(w, "pid");
-				/* a process names itself: quoted if it holds escapes */
-				quote_str(hctl_json_str(w, "comm"), comm, sizeof(comm));
-				printf("%s%s[%d]", first ? " by " : ", ", comm,
-				       cJSON_IsNumber(pid) ? (int)pid->valuedouble : 0);
-				first = 0;
+				const char *comm = hctl_json_str(w, "comm");
+				rollback_who_add(v, &n, comm, strlen(comm));
 			}
-			putchar('\n');
+			rollback_who_render(v, n, by, sizeof(by));
+			printf("%s%s\n", n ? " by " : "", by);
 		}
 	}
 	cJSON_Delete(req);
@@ -128,11 +236,13 @@ static int rollback_list(struct store *st, const char *tree, int json)
 	} else {
 		printf("checkpoints of %s, newest first:\n\n", tree);
 		for (size_t i = 0; i < n; i++) {
-			char reason[sizeof(v[i].reason) * 4 + 3], who[sizeof(v[i].who) * 4 + 3];
+			char reason[sizeof(v[i].reason) * 4 + 3], who[512];
+			struct rollback_who procs[ROLLBACK_WHO_MAX];
 			rollback_fmt_time(v[i].time, when, sizeof(when));
 			/* reasons and process names come from agents: no raw escapes */
 			quote_str(v[i].reason, reason, sizeof(reason));
-			quote_str(v[i].who, who, sizeof(who));
+			rollback_who_render(procs, rollback_who_parse(v[i].who, procs), who,
+					    sizeof(who));
 			printf("  %3zu  %.8s  %s  %s  (%d file%s, +%d/-%d)", i + 1, v[i].oid, when,
 			       reason, v[i].files, v[i].files == 1 ? "" : "s", v[i].insertions,
 			       v[i].deletions);

@@ -1,7 +1,9 @@
 #!/bin/bash
 # One vim session, several saves, each in a turn of its own: every turn
-# leaves exactly one checkpoint, and restoring each checkpoint through the
-# daemon gives back the tree as it was before that turn, byte for byte.
+# leaves exactly one checkpoint (but the first: vim's swap file is not
+# checkpointed, so the tree before it is the baseline's), and restoring each
+# checkpoint through the daemon gives back the tree as it was before that
+# turn, byte for byte.
 . "$SRC/tests/integration/ckpt_lib.sh"
 ckpt_init
 t_need_cmd vim
@@ -70,11 +72,13 @@ t_wait_for 30 t_pid_gone "$vim_pid" || t_fail "vim did not quit"
 wait "$vim_pid" || t_check_fail "vim exited with status $? ($(cat "$T/vim.out"))"
 [ "$(tail -n 1 "$TREE/a.txt")" = "added in save $NSAVES" ] || t_fail "vim did not save a.txt"
 
-# baseline + one per save; none yet for the last turn's own changes
-ckpt_expect_count $((NSAVES + 1)) "$NSAVES saves in $NSAVES turns"
+# baseline + one per save after the first; none yet for the last turn's
+# own changes
+ckpt_expect_count "$NSAVES" "$NSAVES saves in $NSAVES turns"
 for k in $(seq 1 "$NSAVES"); do
 	n=$(git --git-dir="$STORE" log --format=%s | grep -cx "save $k")
-	[ "$n" = 1 ] || t_check_fail "turn 'save $k' left $n checkpoints, want 1"
+	want=$((k > 1))
+	[ "$n" = "$want" ] || t_check_fail "turn 'save $k' left $n checkpoints, want $want"
 done
 
 # restore each save's checkpoint: the tree before that save, exactly
@@ -87,6 +91,7 @@ tree_equal() {
 }
 for k in $(seq "$NSAVES" -1 1); do
 	oid=$(oid_of "save $k")
+	[ "$k" != 1 ] || oid=$(oid_of baseline)
 	[ -n "$oid" ] || continue
 	ckpt_restore "$oid"
 	tree_equal "restore of 'save $k'" "$T/state$((k - 1))" ||

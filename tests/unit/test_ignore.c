@@ -1,6 +1,11 @@
-/* Unit tests for the exclusion matcher: the gitignore subset and the
- * default list. */
+/* Unit tests for the exclusion matcher: the gitignore subset, the
+ * default list, and directories excluded for what they hold. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store.h"
 #include "tap.h"
@@ -12,6 +17,59 @@ static struct store_ignore *rules(const char *text)
 	store_ignore_new(&ig);
 	store_ignore_add_text(ig, text, strlen(text));
 	return ig;
+}
+
+static int foreign_at(const char *dir)
+{
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int r = fd >= 0 ? store_ignore_foreign_dir(fd) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f)
+		fclose(f);
+}
+
+static void foreign_dirs(void)
+{
+	char dir[] = "/tmp/hermes-test-ignore.XXXXXX", p[256];
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	ok(foreign_at(dir) == 0, "an empty directory is no repository");
+	snprintf(p, sizeof(p), "%s/HEAD", dir);
+	touch(p);
+	snprintf(p, sizeof(p), "%s/refs", dir);
+	mkdir(p, 0755);
+	ok(foreign_at(dir) == 0, "HEAD and refs/ without objects/ is no repository");
+	snprintf(p, sizeof(p), "%s/objects", dir);
+	touch(p);
+	ok(foreign_at(dir) == 0, "a file named objects is no object store");
+	unlink(p);
+	mkdir(p, 0755);
+	ok(foreign_at(dir) == 1, "HEAD, objects/ and refs/: a (bare) repository");
+	ok(store_ignore_foreign_name("HEAD") && store_ignore_foreign_name("pyvenv.cfg") &&
+		   !store_ignore_foreign_name("config"),
+	   "the names that decide it");
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/refs", dir);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/HEAD", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/pyvenv.cfg", dir);
+	touch(p);
+	ok(foreign_at(dir) == 1, "pyvenv.cfg: a virtualenv");
+	unlink(p);
+	rmdir(dir);
 }
 
 int main(void)
@@ -37,6 +95,13 @@ int main(void)
 	ok(store_ignore_match(ig, "sub/.git/config", 0), "nested .git dir content excluded");
 	ok(store_ignore_match(ig, "__pycache__/m.pyc", 0), "__pycache__ excluded");
 	ok(!store_ignore_match(ig, "build.c", 0), "build/ does not catch build.c");
+	ok(store_ignore_match(ig, "src/.f.txt.swp", 0), "vim swap file excluded");
+	ok(store_ignore_match(ig, ".f.txt.swo", 0), "vim second swap file excluded");
+	ok(store_ignore_match(ig, "notes.txt~", 0), "backup file excluded");
+	ok(store_ignore_match(ig, "src/.#main.c", 0), "emacs lock file excluded");
+	ok(store_ignore_match(ig, "src/#main.c#", 0), "emacs auto-save file excluded");
+	ok(!store_ignore_match(ig, "src/#main.c", 0), "a name starting with # is kept");
+	ok(!store_ignore_match(ig, "swp", 0), "a name ending in swp is kept");
 	store_ignore_free(ig);
 
 	ig = rules("# comment\n\n/top.txt\ndocs/*.md\n**/gen/**\nfoo/**/bar\n*.tmp\n!keep.tmp\n"
@@ -70,5 +135,7 @@ int main(void)
 	ok(store_ignore_match(ig, "logs/keep.txt", 0),
 	   "a file in an excluded dir cannot be re-included (as git)");
 	store_ignore_free(ig);
+
+	foreign_dirs();
 	return done_testing();
 }
