@@ -46,7 +46,7 @@ static const char *const ignore_defaults[] = {
 	"*.mp4", "*.mov", "*.mkv", "*.webm", "*.zip", "*.tar", "*.tar.gz", "*.tgz",
 	"*.7z", "*.rar", "*.iso",
 	".env", ".env.*", ".env.local", ".env.*.local", ".DS_Store", "Thumbs.db", "*.log",
-	"*.swp", "*.swo", "*~", ".#*", "\\#*#",
+	"*.swp", "*.swo", ".*.sw[a-p]", "*~", ".#*", "\\#*#",
 	STORE_TMP_PREFIX "*",
 };
 

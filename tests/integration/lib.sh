@@ -153,17 +153,19 @@ t_mount() {
 
 # Unmount MNT and wait for the daemon we started for it to exit.
 t_umount() {
-	local mnt=$1 i pid=""
+	local mnt=$1 i pid="" slot=""
 	for i in "${!T_MOUNTS[@]}"; do
 		if [ "${T_MOUNTS[$i]}" = "$mnt" ]; then
 			pid=${T_PIDS[$i]}
-			T_MOUNTS[i]=""
+			slot=$i
 		fi
 	done
+	# forgotten only once unmounted: a busy mount stays the trap's to undo
 	if t_is_mounted "$mnt"; then
 		fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" ||
 			t_fail "cannot unmount $mnt"
 	fi
+	[ -n "$slot" ] && T_MOUNTS[slot]=""
 	[ -n "$pid" ] || return 0
 	if ! t_wait_for 10 t_pid_gone "$pid"; then
 		t_check_fail "hermesfs (pid $pid) still running 10 s after unmount"
