@@ -510,9 +510,36 @@ static void ckptd_ids_leave(struct ckptd_ids *ids)
 	syscall(SYS_setfsuid, ids->uid);
 }
 
-static int ckptd_known(void *arg, dev_t dev, ino_t ino)
+/* What a restore tells the daemon of the files it changes (store.h). */
+struct ckptd_restore_cb {
+	struct hfs *fs;
+	fuse_ino_t *stale; /* the kernel's numbers of files replaced: attributes and pages to drop */
+	size_t nstale, cap;
+};
+
+static int ckptd_in_use(void *arg, dev_t dev, ino_t ino)
 {
-	return inode_known_below(arg, dev, ino);
+	struct ckptd_restore_cb *cb = arg;
+
+	return inode_open_for_write(cb->fs, dev, ino);
+}
+
+static void ckptd_replaced(void *arg, dev_t dev, ino_t ino, nlink_t nlink)
+{
+	struct ckptd_restore_cb *cb = arg;
+	fuse_ino_t n = inode_replaced(cb->fs, dev, ino, nlink <= 1);
+
+	if (!n)
+		return;
+	if (cb->nstale == cb->cap) {
+		size_t cap = cb->cap ? cb->cap * 2 : 64;
+		fuse_ino_t *v = realloc(cb->stale, cap * sizeof(*v));
+		if (!v)
+			return; /* its attributes stay cached: a day at most */
+		cb->stale = v;
+		cb->cap = cap;
+	}
+	cb->stale[cb->nstale++] = n;
 }
 
 int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e)
@@ -525,6 +552,7 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	char oid[STORE_OID_HEX], safety[STORE_OID_HEX] = "", reason[128];
 	size_t np = 0;
 	struct store_restore_out res = { 0 };
+	struct ckptd_restore_cb cb = { .fs = fs };
 	struct ckptd_ids ids;
 	int r, mfd;
 
@@ -551,6 +579,15 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	 * restore therefore writes the tree below, not through the mount
 	 * (a held-off writer may hold kernel locks the mount would need), and
 	 * the kernel's caches of what it changed are dropped after. */
+	/* Pages written through a map or the writeback cache are the
+	 * kernel's until it sends them: out with them first (their writes
+	 * pass the gate), so the safety checkpoint holds them and none lands
+	 * on the restored file afterwards. */
+	mfd = open(fs->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd >= 0) {
+		inode_sync_writers(fs, mfd);
+		close(mfd);
+	}
 	turns_hold(c->turns);
 	r = turns_checkpoint_held(c->turns, reason, e);
 	if (r < 0) {
@@ -562,10 +599,9 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	ckptd_head(c, e);
 	memcpy(safety, c->last_oid, sizeof(safety));
 	ckptd_ids_enter(fs, req, &ids);
-	res.want_paths = 1;
-	res.known = ckptd_known;
-	res.known_arg = fs;
-	r = store_restore(c->store, c->lower_fd, oid, np ? pv : NULL, np, mask, &res, e);
+	struct store_restore_hooks hooks = { .want_paths = 1, .in_use = ckptd_in_use,
+					     .replaced = ckptd_replaced, .arg = &cb };
+	r = store_restore(c->store, c->lower_fd, oid, np ? pv : NULL, np, mask, &hooks, &res, e);
 	ckptd_ids_leave(&ids);
 	pthread_mutex_unlock(&c->store_lock);
 	/* what it changed is the current turn's change, as if written
@@ -574,8 +610,11 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 		turns_mark(c->turns, res.paths[i]);
 	turns_release(c->turns);
 	struct inode_inval memo = { 0 };
+	for (size_t i = 0; i < cb.nstale; i++)
+		fuse_lowlevel_notify_inval_inode(fs->se, cb.stale[i], 0, 0);
 	for (size_t i = 0; i < res.npaths; i++)
 		inode_invalidate_path(fs, res.paths[i], &memo);
+	free(cb.stale);
 	if (r >= 0) {
 		cJSON *kept = cJSON_AddArrayToObject(resp, "kept");
 		log_info("restored %s to %.12s (%zu paths changed, %zu kept; safety checkpoint %.12s)",

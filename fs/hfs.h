@@ -27,7 +27,7 @@ struct hfs_inode {
 	 * handle is kept (directories too: use inode_fd_get, never this field
 	 * directly, for a directory's *at() calls). Closed only when the record
 	 * is freed, so ops borrow it unlocked; -1 may become an fd once
-	 * (inode_pin_victim), so unlocked readers load it atomically. */
+	 * (inode_pin_commit), so unlocked readers load it atomically. */
 	int fd;
 	struct file_handle *handle; /* immutable; set when fd is -1 */
 	/* hfs.hfd_lock: for a handle-only record, an fd opened from the
@@ -56,6 +56,13 @@ struct hfs_inode {
 	/* known to have no security.capability (ops_xattr.c): the kernel asks
 	 * before the first write of each file and before every chown */
 	atomic_int caps_none;
+	/* open handles that may write (ops_file.c): a restore rewrites such a
+	 * file in place, so its writers go on in the file the user sees */
+	atomic_uint write_opens;
+	/* a restore replaced or removed the file below: the kernel may still
+	 * reach this record by a cached name, and an open then answers ESTALE,
+	 * so the kernel looks the name up again and finds the new file */
+	atomic_int replaced;
 
 	/* passthrough.c, under hfs.pt_lock: the kernel's id for this file as
 	 * a backing file (0: none), and our open handles of each kind */
@@ -212,10 +219,19 @@ void inode_fd_put(struct inode_fd *f);
 int inode_open(struct hfs *fs, struct hfs_inode *in, int flags);
 /* Record that name in newparent now denotes the inode that has (dev, ino). */
 void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newname);
-/* Before NAME in DIR is unlinked or replaced: if the kernel knows its file
- * by a handle only, give the record an fd, so that opens racing with the
- * removal still reach the file (a handle cannot open a deleted file). */
-void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name);
+/* Around the removal or replacement of NAME in DIR: if the kernel knows
+ * its file by a handle only, the record gets an fd opened before, once the
+ * removal succeeded, so later ops still reach the file (a handle cannot
+ * open a deleted one). A removal that failed pins nothing. */
+struct inode_pin {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	struct file_handle *handle;
+};
+void inode_pin_prepare(struct hfs *fs, struct hfs_inode *dir, const char *name,
+		       struct inode_pin *p);
+void inode_pin_commit(struct hfs *fs, struct inode_pin *p, int removed);
 /* After the tree below changed behind the kernel (a restore writes it
  * directly): drop what the kernel caches of relpath, its entry in the
  * deepest directory the kernel knows, and that directory's listing. Never
@@ -224,9 +240,14 @@ struct inode_inval {
 	fuse_ino_t last_dir; /* a directory already invalidated just before */
 };
 void inode_invalidate_path(struct hfs *fs, const char *relpath, struct inode_inval *memo);
-/* Does the kernel know the file (dev, ino) below: may it hold it open,
- * cache it, or have requests for it in flight? */
-int inode_known_below(struct hfs *fs, dev_t dev, ino_t ino);
+/* Write out the kernel's dirty pages of every file open for writing, and
+ * wait for them (mount_fd: the mount's root). */
+void inode_sync_writers(struct hfs *fs, int mount_fd);
+/* Is the file (dev, ino) below open for writing through the mount? */
+int inode_open_for_write(struct hfs *fs, dev_t dev, ino_t ino);
+/* A restore replaced or removed the file (dev, ino) below; gone: it has no
+ * other name. The kernel's number for it (to invalidate), or 0. */
+fuse_ino_t inode_replaced(struct hfs *fs, dev_t dev, ino_t ino, int gone);
 /* Path of in relative to the root ("" for the root) as last seen. */
 int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size);
 /* Visit in and the directories above it, nearest first, up to the root

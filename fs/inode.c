@@ -519,7 +519,7 @@ int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
 	out->owned = 0;
 	out->fs = fs;
 	out->lease = NULL;
-	/* -1 may turn into an fd (inode_pin_victim), never the other way */
+	/* -1 may turn into an fd (inode_pin_commit), never the other way */
 	out->fd = __atomic_load_n(&in->fd, __ATOMIC_ACQUIRE);
 	if (out->fd >= 0)
 		return 0;
@@ -533,8 +533,7 @@ int inode_fd_get(struct hfs *fs, struct hfs_inode *in, struct inode_fd *out)
 	fd = inode_by_handle(fs, in, O_PATH);
 	if (fd < 0) {
 		out->fd = -1;
-		/* a directory removed since (a cwd inside it): as on the disk */
-		return errno == ESTALE ? -ENOENT : -errno;
+		return -errno;
 	}
 	hfd_keep(fs, in, fd, out);
 	return 0;
@@ -597,14 +596,16 @@ void inode_renamed(struct hfs *fs, struct hfs_inode *newparent, const char *newn
 	pthread_mutex_unlock(&fs->table_lock);
 }
 
-void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name)
+void inode_pin_prepare(struct hfs *fs, struct hfs_inode *dir, const char *name,
+		       struct inode_pin *p)
 {
-	struct file_handle *handle;
 	struct hfs_inode *in;
 	struct inode_fd d;
 	struct stat st, fst;
 	int fd, need;
 
+	p->fd = -1;
+	p->handle = NULL;
 	if (atomic_load(&fs->handle_recs) == 0 || inode_fd_get(fs, dir, &d) < 0)
 		return;
 	/* A file with another name survives the removal, and its handle
@@ -619,70 +620,78 @@ void inode_pin_victim(struct hfs *fs, struct hfs_inode *dir, const char *name)
 	pthread_mutex_lock(&fs->table_lock);
 	in = inode_find_locked(fs, st.st_dev, st.st_ino);
 	need = in && in->fd < 0 && in->handle;
-	if (need) {
-		/* A kept fd pins the file, so the disk cannot have given its
-		 * number again: this record is the file. Its fd becomes the
-		 * record's own; ops leasing it go on using it. */
-		pthread_mutex_lock(&fs->hfd_lock);
-		if (in->hfd >= 0) {
-			hfd_unlink_locked(fs, in);
-			fs->hfd_count--;
-			__atomic_store_n(&in->fd, in->hfd, __ATOMIC_RELEASE);
-			in->hfd = -1;
-			atomic_fetch_add(&fs->kept_fds, 1);
-			atomic_fetch_sub(&fs->handle_recs, 1);
-			need = 0;
-		}
-		pthread_mutex_unlock(&fs->hfd_lock);
-	}
 	pthread_mutex_unlock(&fs->table_lock);
 	fd = need ? openat(d.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
 	inode_fd_put(&d);
 	if (fd < 0)
 		return;
 	/* the record must be this very file, not an older one whose number
-	 * the disk gave again */
-	handle = fstat(fd, &fst) == 0 && fst.st_dev == st.st_dev && fst.st_ino == st.st_ino
-			 ? inode_handle_of(fd)
-			 : NULL;
-	pthread_mutex_lock(&fs->table_lock);
-	in = inode_find_locked(fs, st.st_dev, st.st_ino);
-	if (handle && in && in->fd < 0 && in->handle && inode_handle_eq(in->handle, handle)) {
-		__atomic_store_n(&in->fd, fd, __ATOMIC_RELEASE);
-		atomic_fetch_add(&fs->kept_fds, 1);
-		atomic_fetch_sub(&fs->handle_recs, 1);
-		fd = -1;
-	}
-	pthread_mutex_unlock(&fs->table_lock);
-	free(handle);
-	if (fd >= 0)
+	 * the disk gave again: compared by handle at commit */
+	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
+	    !(p->handle = inode_handle_of(fd))) {
 		close(fd);
+		return;
+	}
+	p->fd = fd;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
 }
 
-int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size)
+void inode_pin_commit(struct hfs *fs, struct inode_pin *p, int removed)
+{
+	struct hfs_inode *in;
+
+	if (p->fd < 0)
+		return;
+	if (removed) {
+		pthread_mutex_lock(&fs->table_lock);
+		in = inode_find_locked(fs, p->dev, p->ino);
+		if (in && in->fd < 0 && in->handle && inode_handle_eq(in->handle, p->handle)) {
+			__atomic_store_n(&in->fd, p->fd, __ATOMIC_RELEASE);
+			atomic_fetch_add(&fs->kept_fds, 1);
+			atomic_fetch_sub(&fs->handle_recs, 1);
+			p->fd = -1;
+		}
+		pthread_mutex_unlock(&fs->table_lock);
+	}
+	free(p->handle);
+	p->handle = NULL;
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+}
+
+/* table_lock held */
+static int inode_path_locked(struct hfs *fs, struct hfs_inode *in, char *out, size_t size)
 {
 	size_t pos = size;
 
 	if (size == 0)
 		return -ENAMETOOLONG;
 	out[--pos] = '\0';
-	pthread_mutex_lock(&fs->table_lock);
 	for (; in && in != &fs->root; in = in->parent) {
 		size_t len = in->name ? strlen(in->name) : 0;
-		if (!in->name || len + 1 > pos) {
-			pthread_mutex_unlock(&fs->table_lock);
+		if (!in->name || len + 1 > pos)
 			return in->name ? -ENAMETOOLONG : -ENOENT;
-		}
 		pos -= len;
 		memcpy(out + pos, in->name, len);
 		if (in->parent && in->parent != &fs->root)
 			out[--pos] = '/';
 	}
-	pthread_mutex_unlock(&fs->table_lock);
 	if (!in)
 		return -ENOENT;
 	memmove(out, out + pos, size - pos);
 	return 0;
+}
+
+int inode_path(struct hfs *fs, struct hfs_inode *in, char *out, size_t size)
+{
+	int r;
+
+	pthread_mutex_lock(&fs->table_lock);
+	r = inode_path_locked(fs, in, out, size);
+	pthread_mutex_unlock(&fs->table_lock);
+	return r;
 }
 
 /* The kernel's number for the inode at relpath below ("" the root), or 0
@@ -743,14 +752,32 @@ void inode_invalidate_path(struct hfs *fs, const char *relpath, struct inode_inv
 	}
 }
 
-int inode_known_below(struct hfs *fs, dev_t dev, ino_t ino)
+int inode_open_for_write(struct hfs *fs, dev_t dev, ino_t ino)
 {
-	int known;
+	struct hfs_inode *in;
+	int held;
 
 	pthread_mutex_lock(&fs->table_lock);
-	known = inode_find_locked(fs, dev, ino) != NULL;
+	in = inode_find_locked(fs, dev, ino);
+	held = in && atomic_load(&in->write_opens) > 0;
 	pthread_mutex_unlock(&fs->table_lock);
-	return known;
+	return held;
+}
+
+fuse_ino_t inode_replaced(struct hfs *fs, dev_t dev, ino_t ino, int gone)
+{
+	struct hfs_inode *in;
+	fuse_ino_t n = 0;
+
+	pthread_mutex_lock(&fs->table_lock);
+	in = inode_find_locked(fs, dev, ino);
+	if (in && in != &fs->root) {
+		if (gone)
+			atomic_store(&in->replaced, 1);
+		n = (fuse_ino_t)(uintptr_t)in;
+	}
+	pthread_mutex_unlock(&fs->table_lock);
+	return n;
 }
 
 size_t inode_walk_up(struct hfs *fs, struct hfs_inode *in,
@@ -782,4 +809,43 @@ void inode_put_all(struct hfs *fs, struct hfs_inode **v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		inode_unref_locked(fs, v[i], 1);
 	pthread_mutex_unlock(&fs->table_lock);
+}
+
+void inode_sync_writers(struct hfs *fs, int mount_fd)
+{
+	char **paths = NULL;
+	size_t n = 0, cap = 0;
+
+	pthread_mutex_lock(&fs->table_lock);
+	for (size_t i = 0; i < fs->table_size; i++) {
+		for (struct hfs_inode *in = fs->table[i]; in; in = in->next) {
+			char path[PATH_MAX], *p, **v;
+
+			if (!S_ISREG(in->type) || atomic_load(&in->write_opens) == 0 ||
+			    inode_path_locked(fs, in, path, sizeof(path)) < 0)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				v = realloc(paths, cap * sizeof(*v));
+				if (!v)
+					goto out;
+				paths = v;
+			}
+			if ((p = strdup(path)))
+				paths[n++] = p;
+		}
+	}
+out:
+	pthread_mutex_unlock(&fs->table_lock);
+	for (size_t i = 0; i < n; i++) {
+		/* fsync through the mount waits for the kernel's writes of the
+		 * file's dirty pages; syncfs does not wait on FUSE's */
+		int fd = openat(mount_fd, paths[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)fsync(fd);
+			close(fd);
+		}
+		free(paths[i]);
+	}
+	free(paths);
 }

@@ -42,7 +42,7 @@ static int hfs_dir_open(struct hfs *fs, struct hfs_inode *in)
 		fd = openat(kept, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		fd = inode_open(fs, in, O_RDONLY | O_DIRECTORY);
-	return fd == -ESTALE ? -ENOENT : fd;
+	return fd;
 }
 
 void hfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -316,6 +316,7 @@ void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct hfs *fs = hfs_of(req);
 	struct hfs_inode *dir = inode_get(fs, parent);
 	struct inode_fd d;
+	struct inode_pin pin;
 	struct track tk = { 0 };
 	int r;
 
@@ -325,8 +326,9 @@ void hfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	track_name(req, dir, name, &tk);
-	inode_pin_victim(fs, dir, name);
+	inode_pin_prepare(fs, dir, name, &pin);
 	r = unlinkat(d.fd, name, 0) < 0 ? errno : 0;
+	inode_pin_commit(fs, &pin, r == 0);
 	track_done(req, &tk);
 	inode_fd_put(&d);
 	fuse_reply_err(req, r);
@@ -340,6 +342,8 @@ void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct track tk = { 0 };
 	int r;
 
+	struct inode_pin pin;
+
 	hfs_count(fs, HFS_OP_RMDIR);
 	if ((r = inode_fd_get(fs, dir, &d)) < 0) {
 		fuse_reply_err(req, -r);
@@ -347,8 +351,9 @@ void hfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	track_name(req, dir, name, &tk);
 	/* a process may keep its cwd in it: stat and listing go on working */
-	inode_pin_victim(fs, dir, name);
+	inode_pin_prepare(fs, dir, name, &pin);
 	r = unlinkat(d.fd, name, AT_REMOVEDIR) < 0 ? errno : 0;
+	inode_pin_commit(fs, &pin, r == 0);
 	track_done(req, &tk);
 	inode_fd_put(&d);
 	fuse_reply_err(req, r);
@@ -361,6 +366,7 @@ void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct hfs_inode *from = inode_get(fs, parent);
 	struct hfs_inode *to = inode_get(fs, newparent);
 	struct inode_fd fd_from, fd_to;
+	struct inode_pin pin;
 	struct track tk = { 0 };
 	int r;
 
@@ -375,9 +381,11 @@ void hfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	track_rename(req, from, name, to, newname, &tk);
+	pin.fd = -1;
 	if (!(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)))
-		inode_pin_victim(fs, to, newname);
+		inode_pin_prepare(fs, to, newname, &pin);
 	r = renameat2(fd_from.fd, name, fd_to.fd, newname, flags) < 0 ? -errno : 0;
+	inode_pin_commit(fs, &pin, r == 0);
 	track_done(req, &tk);
 	inode_fd_put(&fd_to);
 	inode_fd_put(&fd_from);

@@ -82,6 +82,13 @@ static void hfs_kill_suidgid(fuse_req_t req, fuse_ino_t ino, int fd, int direct)
 		fuse_lowlevel_notify_inval_inode(hfs_of(req)->se, ino, -1, 0);
 }
 
+/* Count a handle that may write, +1 at open, -1 at release. */
+static void hfs_write_opens(struct hfs_inode *in, int flags, int delta)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		atomic_fetch_add(&in->write_opens, (unsigned)delta);
+}
+
 void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct hfs *fs = hfs_of(req);
@@ -94,6 +101,14 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * the writeback cache the writes come much later */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		track_inode(req, in, &tk);
+	if (atomic_load(&in->replaced)) {
+		/* a restore replaced the file under a name the kernel cached
+		 * (this open may have waited for it): the kernel looks the
+		 * name up again on ESTALE and opens the new file */
+		track_done(req, &tk);
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	lflags = hfs_open_flags(fs, fi->flags);
 	do
 		fd = inode_open(fs, in, lflags);
@@ -106,6 +121,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		/* in the gate still: a turn that begins now sees it live */
 		pt = pt_open_decide(fs, in, fi->flags, fd, NULL);
 		pt_live_open(fs, req, in, fd, pt, fi->flags, NULL);
+		hfs_write_opens(in, fi->flags, 1);
 	}
 	track_done(req, &tk);
 	if (fd < 0) {
@@ -119,6 +135,7 @@ void hfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r == -ENOENT) { /* the caller was interrupted and is gone */
 		pt_live_close(fs, fd);
 		pt_release(fs, in, pt);
+		hfs_write_opens(in, fi->flags, -1);
 		close(fd);
 	}
 }
@@ -186,6 +203,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	/* e.attr is fresh: nobody has the file yet */
 	pt = pt_open_decide(fs, inode_get(fs, e.ino), fi->flags, fd, &e.attr);
 	pt_live_open(fs, req, inode_get(fs, e.ino), fd, pt, fi->flags, &e.attr);
+	hfs_write_opens(inode_get(fs, e.ino), fi->flags, 1);
 	track_done(req, &tk);
 	hfs_file_info(fs, fi, fd, pt);
 	pt_reply_begin(inode_get(fs, e.ino), pt);
@@ -194,6 +212,7 @@ void hfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode
 	if (r == -ENOENT) {
 		pt_live_close(fs, fd);
 		pt_release(fs, inode_get(fs, e.ino), pt);
+		hfs_write_opens(inode_get(fs, e.ino), fi->flags, -1);
 		close(fd);
 		inode_forget(fs, inode_get(fs, e.ino), 1);
 	}
@@ -281,6 +300,7 @@ void hfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (pt == PT_PASS && (fi->flags & O_ACCMODE) != O_RDONLY)
 		pt_live_close(fs, hfs_fh_fd(fi));
 	pt_release(fs, inode_get(fs, ino), pt);
+	hfs_write_opens(inode_get(fs, ino), fi->flags, -1);
 	close(hfs_fh_fd(fi));
 	hfs_maps_wrote(fs, ino, fi);
 	fuse_reply_err(req, 0);

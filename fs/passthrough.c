@@ -15,8 +15,8 @@
  * inode we count the handles we answered of each kind, from the answer to
  * their release, and decide:
  * - while passthrough handles are counted, every open is passthrough: those
- *   that may not write through the kernel (passthrough writes off, a
- *   tracked file with checkpoints on, a set-id file's writers, whose bits
+ *   that may not write through the kernel (passthrough writes off,
+ *   with checkpoints on unless -o live_writes, a set-id file's writers, whose bits
  *   we clear) get direct I/O, so reads and writes come to us and maps go
  *   to the backing file;
  * - while page-cache or plain direct I/O handles are counted, none is:
@@ -146,8 +146,9 @@ static void pt_patch_init(struct hfs *fs, struct iovec *iov, int count)
 	atomic_store(&fs->pt_enabled, 1);
 	log_info("passthrough: read-only opens are served by the kernel from the files below");
 	if (fs->pt_writes)
-		log_info("passthrough: so are opens for writing (with checkpoints on, %s)",
-			 fs->pt_live_writes ? "followed as live files" : "of excluded files only");
+		log_info("passthrough: so are opens for writing (%s)",
+			 fs->pt_live_writes ? "with checkpoints on, followed as live files"
+					    : "while checkpoints are off");
 }
 
 static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -329,7 +330,7 @@ void pt_live_open(struct hfs *fs, fuse_req_t req, struct hfs_inode *in, int fd, 
 	struct pt_live *l;
 	struct stat st;
 
-	/* without live_writes, the writers that pass are of excluded files */
+	/* without live_writes, no writer passes while checkpoints are on */
 	if (!t || !fs->pt_live_writes || mode != PT_PASS || ((flags & O_ACCMODE) == O_RDONLY))
 		return;
 	l = calloc(1, sizeof(*l));
@@ -422,20 +423,16 @@ static int pt_backing_get(struct hfs *fs, struct hfs_inode *in, int fd)
 /* May a handle that writes this file write through the kernel? Where
  * allowed, and not on a set-id file: a write through the kernel would keep
  * bits that, with FUSE_HANDLE_KILLPRIV_V2, we clear on our writes. With
- * checkpoints on, only a file they exclude (.git, build output, logs): a
- * tracked file's writes must come to us, to wait for a turn's checkpoint
- * or a rollback. One the kernel sent to the disk without us could fall
- * between a rollback's safety checkpoint and its restore, and be lost. */
-static int pt_may_write_through(struct hfs *fs, struct hfs_inode *in, int fd,
-				const struct stat *st)
+ * checkpoints on, only with -o live_writes: a tracked file's writes must
+ * come to us, to wait for a turn's checkpoint or a rollback (one the
+ * kernel sent to the disk without us could fall between a rollback's
+ * safety checkpoint and its restore, and be lost), and a file excluded
+ * when opened may be renamed to a tracked name with the handle open. */
+static int pt_may_write_through(struct hfs *fs, const struct stat *st, int fd)
 {
-	char path[PATH_MAX];
-
 	if (!pt_writes_allowed(fs) || pt_setid(fd, st))
 		return 0;
-	if (!pt_turns(fs) || fs->pt_live_writes)
-		return 1;
-	return inode_path(fs, in, path, sizeof(path)) == 0 && ckptd_excluded(fs->ckpt, path, 0);
+	return !pt_turns(fs) || fs->pt_live_writes;
 }
 
 int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, const struct stat *st)
@@ -446,7 +443,7 @@ int pt_open_decide(struct hfs *fs, struct hfs_inode *in, int flags, int fd, cons
 	if (!atomic_load(&fs->pt_enabled) || !S_ISREG(in->type))
 		return PT_NONE;
 	may_pass = (acc == O_RDONLY && !(flags & O_TRUNC)) ||
-		   pt_may_write_through(fs, in, fd, st);
+		   pt_may_write_through(fs, st, fd);
 	/* a write-only handle uses direct I/O unless the page cache is asked
 	 * for (ops_file.c) */
 	direct = acc == O_WRONLY && !fs->writeback && !fs->cached_writes;

@@ -140,15 +140,21 @@ struct store_restore_out {
 	size_t changed; /* paths written or removed */
 	char **kept;
 	size_t nkept;
-	char **paths; /* with want_paths: the paths written or removed */
+	char **paths; /* with hooks->want_paths: the paths written or removed */
 	size_t npaths;
-	/* set by the caller: name the changed paths; and does the mount's
-	 * kernel know the file (dev, ino)? Such a file is rewritten in place:
-	 * its holders, and requests for it in flight, go on with the file the
-	 * user sees, not a deleted one (any other is replaced whole) */
-	int want_paths;
-	int (*known)(void *arg, dev_t dev, ino_t ino);
-	void *known_arg;
+};
+
+/* What a mounted tree's daemon asks of a restore (NULL: nothing). */
+struct store_restore_hooks {
+	int want_paths; /* name the changed paths in the out struct */
+	/* Is the file (dev, ino) open for writing? Such a file is rewritten
+	 * in place, so its writers go on in the file the user sees (any other
+	 * is replaced whole: a reader sees the old or the new content). */
+	int (*in_use)(void *arg, dev_t dev, ino_t ino);
+	/* The restore replaced or removed the file (dev, ino: the old one);
+	 * nlink > 1: it has other names still. */
+	void (*replaced)(void *arg, dev_t dev, ino_t ino, nlink_t nlink);
+	void *arg;
 };
 void store_restore_out_free(struct store_restore_out *o);
 
@@ -166,7 +172,8 @@ int store_restore_check(struct store *st, int rootfd, const char *oid,
  * keeps its permissions). */
 int store_restore(struct store *st, int rootfd, const char *oid,
 		  const char *const *paths, size_t npaths, mode_t umask,
-		  struct store_restore_out *out, struct herr *e);
+		  const struct store_restore_hooks *hooks, struct store_restore_out *out,
+		  struct herr *e);
 
 /* Retention: keep at most max_snapshots checkpoints (after each checkpoint
  * the chain is trimmed to 90% of it once it is exceeded, so the chain is

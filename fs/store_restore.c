@@ -19,6 +19,7 @@ struct restore_ctx {
 	struct store_foreign *foreign; /* git repositories, virtualenvs met */
 	mode_t umask;
 	struct store_restore_out *out;
+	const struct store_restore_hooks *hooks;
 	int first_err;
 	struct herr *e;
 };
@@ -68,7 +69,7 @@ static void restore_keep(struct restore_ctx *c, const char *path)
 static void restore_changed(struct restore_ctx *c, const char *path)
 {
 	c->out->changed++;
-	if (c->out->want_paths && restore_push(&c->out->paths, &c->out->npaths, path) < 0 &&
+	if (c->hooks->want_paths && restore_push(&c->out->paths, &c->out->npaths, path) < 0 &&
 	    c->first_err == 0)
 		c->first_err = err_set(c->e, -ENOMEM, "out of memory");
 }
@@ -135,16 +136,6 @@ static mode_t restore_mode(struct restore_ctx *c, const char *path, int exec)
 	return m;
 }
 
-/* Does the mount's kernel know the regular file at path (so it is
- * rewritten in place)? */
-static int restore_in_place(struct restore_ctx *c, const char *path)
-{
-	struct stat sb;
-
-	return c->out->known && fsio_lstat(c->rootfd, path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	       c->out->known(c->out->known_arg, sb.st_dev, sb.st_ino);
-}
-
 /* Never touched by a restore: what the rules exclude, and what lies in a
  * git repository or virtualenv as the tree now holds them (a checkpoint
  * taken before they were excluded may name their files). */
@@ -154,9 +145,42 @@ static int restore_excluded(struct restore_ctx *c, const char *path)
 	       store_foreign_match(c->foreign, c->rootfd, path, 0, 0);
 }
 
+/* What stands at path before the restore changes it: to rewrite in place
+ * a file open for writing, and to tell the caller which file it replaced. */
+struct restore_old {
+	int have;
+	struct stat st;
+};
+
+static void restore_old_get(struct restore_ctx *c, const char *path, struct restore_old *o)
+{
+	o->have = c->hooks->replaced && fsio_lstat(c->rootfd, path, &o->st) == 0 &&
+		  !S_ISDIR(o->st.st_mode);
+}
+
+static int restore_old_in_use(struct restore_ctx *c, const struct restore_old *o)
+{
+	return o->have && S_ISREG(o->st.st_mode) && c->hooks->in_use &&
+	       c->hooks->in_use(c->hooks->arg, o->st.st_dev, o->st.st_ino);
+}
+
+/* The file at path is another one now (or none): say which it was. */
+static void restore_old_gone(struct restore_ctx *c, const char *path, const struct restore_old *o)
+{
+	struct stat now;
+
+	if (!o->have)
+		return;
+	if (fsio_lstat(c->rootfd, path, &now) == 0 && now.st_dev == o->st.st_dev &&
+	    now.st_ino == o->st.st_ino)
+		return; /* rewritten in place */
+	c->hooks->replaced(c->hooks->arg, o->st.st_dev, o->st.st_ino, o->st.st_nlink);
+}
+
 static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 {
 	git_blob *blob = NULL;
+	struct restore_old old;
 	int r;
 
 	if (restore_excluded(c, f->path))
@@ -169,12 +193,15 @@ static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 		restore_fail(c, -EIO, f->path, "the checkpoint lacks its content");
 		return;
 	}
+	restore_old_get(c, f->path, &old);
 	r = fsio_write(c->rootfd, f->path, git_blob_rawcontent(blob),
 		       (size_t)git_blob_rawsize(blob),
 		       restore_mode(c, f->path, f->mode == GIT_FILEMODE_BLOB_EXECUTABLE),
 		       S_IFDIR | (0777 & ~c->umask), f->mode == GIT_FILEMODE_LINK,
-		       restore_in_place(c, f->path));
+		       restore_old_in_use(c, &old));
 	git_blob_free(blob);
+	if (r == 0)
+		restore_old_gone(c, f->path, &old);
 	if (r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST)
 		restore_fail(c, r, f->path, "a directory holding untracked files is in the way");
 	else if (r == -ENOTDIR)
@@ -187,15 +214,19 @@ static void restore_write(struct restore_ctx *c, const git_diff_file *f)
 
 static void restore_remove(struct restore_ctx *c, const char *path)
 {
+	struct restore_old old;
 	int r;
 
 	if (restore_excluded(c, path))
 		return;
+	restore_old_get(c, path, &old);
 	r = fsio_remove(c->rootfd, path);
 	if (r < 0 && r != -ENOTEMPTY)
 		restore_fail(c, r, path, NULL);
 	else
 		restore_changed(c, path);
+	if (r == 0)
+		restore_old_gone(c, path, &old);
 }
 
 /* Fail early for paths in neither the target nor the current tree (nor,
@@ -251,7 +282,8 @@ int store_restore_check(struct store *st, int rootfd, const char *oid,
 
 int store_restore(struct store *st, int rootfd, const char *oid,
 		  const char *const *paths, size_t npaths, mode_t umask,
-		  struct store_restore_out *out, struct herr *e)
+		  const struct store_restore_hooks *hooks, struct store_restore_out *out,
+		  struct herr *e)
 {
 	struct restore_ctx c = { .st = st, .rootfd = rootfd, .umask = umask & 0777,
 				 .out = out, .e = e };
@@ -261,15 +293,11 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 	git_diff *diff = NULL;
 	int rc;
 
-	int want_paths = out->want_paths;
-	int (*known)(void *, dev_t, ino_t) = out->known;
-	void *known_arg = out->known_arg;
+	static const struct store_restore_hooks none = { 0 };
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	memset(out, 0, sizeof(*out));
-	out->want_paths = want_paths;
-	out->known = known;
-	out->known_arg = known_arg;
+	c.hooks = hooks ? hooks : &none;
 	store_inflight(st, 1);
 	rc = store_ignore_refresh(st, rootfd, e);
 	if (rc == 0)

@@ -424,7 +424,7 @@ static int rollback_restore(struct store *st, int rootfd, const char *spec,
 		hctl_error("safety checkpoint failed, nothing restored: %s", e.msg);
 		return hctl_exit_for(r);
 	}
-	r = store_restore(st, rootfd, oid, paths, npaths, hctl_umask(), &res, &e);
+	r = store_restore(st, rootfd, oid, paths, npaths, hctl_umask(), NULL, &res, &e);
 	if (r < 0) {
 		hctl_error("%s", e.msg);
 		if (res.changed > 0)

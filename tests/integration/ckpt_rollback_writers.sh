@@ -12,7 +12,7 @@
 ckpt_init
 ckpt_config
 echo "base" >"$TREE/log"
-echo "base" >"$TREE/held.log"
+echo "base" >"$TREE/held.txt"
 for i in $(seq 200); do echo "file $i" >"$TREE/f$i.txt"; done
 ckpt_mount
 base=$(git --git-dir="$STORE" rev-parse HEAD)
@@ -28,7 +28,7 @@ for i in $(seq 200); do echo "changed $i" >>"$TREE/f$i.txt"; done
 ) &
 appender=$!
 t_on_cleanup "kill $appender"
-python3 - "$TREE/held.log" "$T" <<'PY' &
+python3 - "$TREE/held.txt" "$T" <<'PY' &
 import os, sys, time
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
 i = 1
@@ -41,7 +41,7 @@ os.close(fd)
 PY
 holder=$!
 t_on_cleanup "kill $holder"
-tail -n +1 -f "$TREE/held.log" >"$T/tail.out" &
+tail -n +1 -f "$TREE/held.txt" >"$T/tail.out" &
 tailer=$!
 t_on_cleanup "kill $tailer"
 sleep 1
@@ -73,8 +73,8 @@ print("# safety checkpoint holds lines 1..%d, the restored log %d..%d" % (k, n[0
 PY
 # the held-open writer: what it wrote after the rollback is in the file
 # the user sees (rewritten in place), and tail -f, which follows it, saw it
-grep -q '^h last$' "$TREE/held.log" ||
-	t_check_fail "the held-open writer's last line is not in the file the user sees: $(tail -2 "$TREE/held.log" | tr '\n' '|')"
+grep -q '^h last$' "$TREE/held.txt" ||
+	t_check_fail "the held-open writer's last line is not in the file the user sees: $(tail -2 "$TREE/held.txt" | tr '\n' '|')"
 t_wait_for 5 grep -q '^h last$' "$T/tail.out" || t_check_fail "tail -f did not see the held-open writer's last line"
 # the other files were restored
 for i in 1 100 200; do

@@ -147,6 +147,16 @@ wait "${pids[@]}" 2>/dev/null
 t_log "$secs s: $n turns, $one one-file and $whole whole-tree rollbacks, $(ckpt_count) checkpoints"
 [ "$whole" -gt 0 ] || t_check_fail "no whole-tree rollback ran"
 
+# sed -i writes a temporary file and renames it over sed.txt: a whole-tree
+# rollback in between removes the temporary (it is in no checkpoint but the
+# safety one), as it removes any file made since, and sed says so. That is
+# the rollback doing its job, not an error of the filesystem.
+if [ -s "$T/w/err.sed" ]; then
+	grep -v -e "^sed: cannot rename $TREE/sed[^ ]*: No such file or directory$" -e '^sed [0-9]* failed$' \
+		"$T/w/err.sed" >"$T/w/err.sed.other"
+	t_log "sed -i lost its temporary file to a rollback $(grep -c 'cannot rename' "$T/w/err.sed") times"
+	mv "$T/w/err.sed.other" "$T/w/err.sed"
+fi
 for f in "$T"/w/err.*; do
 	[ -s "$f" ] && t_check_fail "${f##*/err.}: $(sort "$f" | uniq -c | sort -rn | head -3 | tr '\n' '|')"
 done
@@ -154,24 +164,44 @@ done
 python3 - "$STORE" "$TREE" "$T/w" <<'PY' || t_check_fail "writes were lost (above)"
 import subprocess, sys
 store, tree, w = sys.argv[1:4]
-commits = subprocess.run(["git", "--git-dir=" + store, "rev-list", "--all"],
-                         capture_output=True, text=True, check=True).stdout.split()
+git = ["git", "--git-dir=" + store]
+commits = subprocess.run(git + ["rev-list", "--all"], capture_output=True, text=True,
+                         check=True).stdout.split()
+
+def blobs(name):
+    """The distinct contents the file had in any checkpoint, by id."""
+    specs = "".join("%s:%s.txt\n" % (c, name) for c in commits)
+    out = subprocess.run(git + ["cat-file", "--batch-check=%(objectname)"], input=specs,
+                         capture_output=True, text=True).stdout.split()
+    return sorted(set(x for x in out if len(x) == 40))
+
+def each_blob(ids):
+    """Stream the blobs one at a time: an hour's run makes gigabytes."""
+    p = subprocess.Popen(git + ["cat-file", "--batch"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE)
+    for oid in ids:
+        p.stdin.write(b"%s\n" % oid.encode())
+        p.stdin.flush()
+        size = int(p.stdout.readline().split()[2])
+        data = p.stdout.read(size)
+        p.stdout.read(1)
+        yield data.decode()
+    p.stdin.close()
+    p.wait()
+
 bad = 0
 for name in ("ap1", "ap2", "pyap", "held"):
     n = int(open("%s/count.%s" % (w, name)).read())
-    seen = set()
+    seen = bytearray(n + 2)
     def take(text):
         for line in text.splitlines():
             parts = line.split()
-            if len(parts) == 2 and parts[0] == name:
-                seen.add(int(parts[1]))
+            if len(parts) == 2 and parts[0] == name and parts[1].isdigit() and int(parts[1]) <= n + 1:
+                seen[int(parts[1])] = 1
     take(open("%s/%s.txt" % (tree, name)).read())
-    specs = "".join("%s:%s.txt\n" % (c, name) for c in commits)
-    out = subprocess.run(["git", "--git-dir=" + store, "cat-file", "--batch"], input=specs,
-                         capture_output=True, text=True).stdout
-    take(out)
-    missing = [i for i in range(1, n + 1) if i not in seen]
-    # the last line may be written after the final checkpoint's read
+    for text in each_blob(blobs(name)):
+        take(text)
+    missing = [i for i in range(1, n + 1) if not seen[i]]
     if missing:
         bad += 1
         print("# %s: %d of %d lines in no checkpoint and not in the file, e.g. %s"

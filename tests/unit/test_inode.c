@@ -105,19 +105,24 @@ int main(void)
 		inode_fd_put(&f);
 		ok(b && b->hfd_users == 0 && fcntl(kept, F_GETFD) >= 0,
 		   "the kept fd stays open after its lease ends");
-		/* before an unlink the kept fd becomes the record's own */
+		/* an unlink that succeeds leaves the record an fd of its own;
+		 * one that fails pins nothing */
 		struct hfs_inode *v = NULL;
+		struct inode_pin pin;
 		snprintf(p, sizeof(p), "%s/a/victim", tmpl);
 		close(open(p, O_CREAT | O_WRONLY, 0600));
 		v = look(&fs, a, "victim");
-		int vfd = v ? v->hfd : -1;
 		long handles = atomic_load(&fs.handle_recs);
-		if (v)
-			inode_pin_victim(&fs, a, "victim");
-		ok(v && vfd >= 0 && v->fd == vfd && v->hfd < 0 &&
-			   atomic_load(&fs.handle_recs) == handles - 1,
-		   "pinning a file about to be unlinked adopts its kept fd");
+		inode_pin_prepare(&fs, a, "victim", &pin);
+		inode_pin_commit(&fs, &pin, 0);
+		ok(v && v->fd < 0 && atomic_load(&fs.handle_recs) == handles,
+		   "a removal that failed pins nothing");
+		inode_pin_prepare(&fs, a, "victim", &pin);
 		unlink(p);
+		inode_pin_commit(&fs, &pin, 1);
+		ok(v && v->fd >= 0 && atomic_load(&fs.handle_recs) == handles - 1,
+		   "a file unlinked gets an fd opened before");
+		int vfd = v ? v->fd : -1;
 		ok(v && inode_fd_get(&fs, v, &f) == 0 && f.fd == vfd && !f.lease,
 		   "the unlinked file is still reached through it");
 		inode_fd_put(&f);

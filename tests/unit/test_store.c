@@ -79,7 +79,7 @@ int main(void)
 		struct store_restore_out res;
 		err_clear(&e);
 		ok(store_restore_check(st, rootfd, got, p, 1, &e) == 0, "check d: %s", e.msg);
-		ok(store_restore(st, rootfd, got, p, 1, 022, &res, &e) == 0, "restore d: %s", e.msg);
+		ok(store_restore(st, rootfd, got, p, 1, 022, NULL, &res, &e) == 0, "restore d: %s", e.msg);
 		ok(res.nkept == 0, "nothing kept");
 		store_restore_out_free(&res);
 		ok(run("test -d d && grep -q two d/b && test -d a") == 0,
@@ -90,7 +90,7 @@ int main(void)
 		struct store_restore_out res;
 		ok(store_restore_check(st, rootfd, got, p, 1, &e) == -ENOENT,
 		   "a path in neither tree nor on the disk is refused before a checkpoint");
-		ok(store_restore(st, rootfd, got, p, 1, 022, &res, &e) == -ENOENT,
+		ok(store_restore(st, rootfd, got, p, 1, 022, NULL, &res, &e) == -ENOENT,
 		   "a path in neither tree is refused");
 		store_restore_out_free(&res);
 	}
