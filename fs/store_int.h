@@ -135,6 +135,24 @@ static inline git_filemode_t store_mode_of(const struct stat *sb)
  * above max_files. */
 int store_baseline_check(struct store *st, int rootfd, struct herr *e);
 
+/* store_lookup.c: entries of one tree by path, each directory's tree read
+ * once for the life of the lookup (git_tree_entry_bypath reads every tree
+ * on the path again, and libgit2's cache may have dropped them) */
+struct store_lookup;
+/* root stays the caller's and must outlive the lookup. */
+int store_lookup_new(git_repository *repo, const git_tree *root, struct store_lookup **out);
+void store_lookup_free(struct store_lookup *lk);
+/* The entry at a normalised relative path, or NULL; valid until
+ * store_lookup_free. */
+const git_tree_entry *store_lookup_entry(struct store_lookup *lk, const char *path);
+/* The tree at path[0..len) ("" is the root), or NULL when nothing or no
+ * tree stands there; valid until store_lookup_free. */
+const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, size_t len);
+const git_tree *store_lookup_tree(struct store_lookup *lk, const char *path);
+/* 0, or the first failure (-ENOMEM, -EIO: a tree could not be read) that
+ * made a lookup answer NULL. */
+int store_lookup_error(const struct store_lookup *lk);
+
 /* store_ignore.c: the rules on this path only (its parents known clean) */
 int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, int is_dir);
 

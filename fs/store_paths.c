@@ -27,6 +27,7 @@ struct paths_ctx {
 	struct store *st;
 	int rootfd;
 	git_tree *prev;
+	struct store_lookup *prev_at; /* entries of prev by path */
 	struct upd_vec rm, up;
 	struct store_skips skips;
 	const struct ckpt_meta *meta;
@@ -139,36 +140,34 @@ static int paths_normalise(const char *in, char *out, size_t size)
 	return 0;
 }
 
-static git_tree_entry *prev_entry(struct paths_ctx *c, const char *rel)
+/* The previous checkpoint's entry at rel: one probe and one binary search
+ * in its directory, which is read once per checkpoint however many of its
+ * entries are asked for (reading it from the root for each, as
+ * git_tree_entry_bypath does, made a checkpoint O(changed x entries) once
+ * the directory's tree fell out of libgit2's cache). */
+static const git_tree_entry *prev_entry(struct paths_ctx *c, const char *rel)
 {
-	git_tree_entry *te = NULL;
-
-	if (!c->prev || git_tree_entry_bypath(&te, c->prev, rel) != 0)
-		return NULL;
-	return te;
+	return store_lookup_entry(c->prev_at, rel);
 }
 
 /* A new path needs its ancestors to be trees: blobs in the way go. */
 static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 {
+	const char *last = strrchr(rel, '/');
 	char buf[PATH_MAX];
 
+	if (!last || store_lookup_tree_n(c->prev_at, rel, (size_t)(last - rel)))
+		return 0; /* the parent is a tree already, so are its parents */
 	snprintf(buf, sizeof(buf), "%s", rel);
 	for (char *s = buf; (s = strchr(s, '/')); s++) {
-		git_tree_entry *te;
+		const git_tree_entry *te;
 		*s = '\0';
 		te = prev_entry(c, buf);
-		*s = '/';
 		if (!te)
 			return 0; /* nothing deeper can exist either */
-		if (git_tree_entry_type(te) != GIT_OBJECT_TREE) {
-			int r;
-			*s = '\0';
-			r = upd_push(&c->rm, buf, NULL, 0);
-			git_tree_entry_free(te);
-			return r;
-		}
-		git_tree_entry_free(te);
+		if (git_tree_entry_type(te) != GIT_OBJECT_TREE)
+			return upd_push(&c->rm, buf, NULL, 0);
+		*s = '/';
 	}
 	return 0;
 }
@@ -235,17 +234,15 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 
 static int paths_one(struct paths_ctx *c, const char *rel)
 {
-	git_tree_entry *te = prev_entry(c, rel);
+	const git_tree_entry *te = prev_entry(c, rel);
 	int was_tree = te && git_tree_entry_type(te) == GIT_OBJECT_TREE;
 	struct stat sb;
 	int r = fsio_lstat(c->rootfd, rel, &sb);
 	int trackable = r == 0 && (S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode) ||
 				   S_ISDIR(sb.st_mode));
 
-	if (r < 0 && r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -EXDEV) {
-		git_tree_entry_free(te);
+	if (r < 0 && r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -EXDEV)
 		return err_sys(c->e, r, "cannot read %s", rel);
-	}
 	if (!trackable || store_ignore_match(c->st->ignore, rel, S_ISDIR(sb.st_mode))) {
 		r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
 		goto out;
@@ -258,11 +255,7 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 	if (r < 0)
 		goto out;
 	if (S_ISDIR(sb.st_mode)) {
-		git_tree *sub = NULL;
-		if (was_tree && git_tree_lookup(&sub, c->st->repo, git_tree_entry_id(te)) < 0)
-			sub = NULL;
-		r = paths_dir(c, rel, sub);
-		git_tree_free(sub);
+		r = paths_dir(c, rel, was_tree ? store_lookup_tree(c->prev_at, rel) : NULL);
 		goto out;
 	}
 	if (S_ISREG(sb.st_mode) && sb.st_size > c->st->max_file_bytes && (!te || was_tree)) {
@@ -302,7 +295,6 @@ static int paths_one(struct paths_ctx *c, const char *rel)
 		r = upd_push(&c->up, rel, &oid, store_mode_of(&seen));
 	}
 out:
-	git_tree_entry_free(te);
 	return r == -ENOMEM ? err_set(c->e, r, "out of memory") : r;
 }
 
@@ -577,6 +569,8 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 		return r;
 	}
 	r = store_ignore_refresh(st, rootfd, e);
+	if (r == 0 && store_lookup_new(st->repo, c.prev, &c.prev_at) < 0)
+		r = err_set(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {
 			r = err_set(e, -EINVAL, "%s: not a path inside the tree", relpaths[i]);
@@ -584,6 +578,12 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 		}
 		r = rel[0] ? paths_one(&c, rel) : paths_dir(&c, rel, c.prev);
 	}
+	/* an entry read as absent would be taken for a new file */
+	if (r == 0 && store_lookup_error(c.prev_at) < 0)
+		r = store_lookup_error(c.prev_at) == -ENOMEM
+			    ? err_set(e, -ENOMEM, "out of memory")
+			    : store_git_err(e, -EIO, "cannot read the previous checkpoint");
+	store_lookup_free(c.prev_at);
 	if (r == 0)
 		r = paths_build(&c, &tree_oid);
 	if (r == 0)
