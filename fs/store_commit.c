@@ -400,7 +400,7 @@ int store_list(struct store *st, struct ckpt_info **out, size_t *n, struct herr 
 	git_commit *c = NULL;
 	struct ckpt_info *v = NULL;
 	size_t cnt = 0, cap = 0;
-	int rc = store_head(st, &c, NULL, e);
+	int rc = store_chain_head(st, &c, e);
 
 	*out = NULL;
 	*n = 0;
@@ -420,13 +420,11 @@ int store_list(struct store *st, struct ckpt_info **out, size_t *n, struct herr 
 			cap = ncap;
 		}
 		store_info_from(c, &v[cnt++]);
-		if (git_commit_parentcount(c) > 0) {
-			rc = git_commit_parent(&parent, c, 0);
-			if (rc < 0) {
-				git_commit_free(c);
-				free(v);
-				return store_git_err(e, rc, "the checkpoint chain is damaged");
-			}
+		rc = store_chain_parent(st, c, &parent, e);
+		if (rc < 0) {
+			git_commit_free(c);
+			free(v);
+			return rc;
 		}
 		git_commit_free(c);
 		c = parent;

@@ -55,6 +55,7 @@ struct store {
 	int stale_swept; /* leftovers of killed writers removed once */
 	int inflight_fd, state_fd; /* hermes-inflight, hermes-state (or -1) */
 	struct sink_backend *sink; /* owned by the odb */
+	char shallow[512]; /* `shallow` as the last walk from the head read it */
 };
 
 /* A growing list of notes about files left out by the size cap. */
@@ -152,6 +153,18 @@ const git_tree *store_lookup_tree(struct store_lookup *lk, const char *path);
 /* 0, or the first failure (-ENOMEM, -EIO: a tree could not be read) that
  * made a lookup answer NULL. */
 int store_lookup_error(const struct store_lookup *lk);
+
+/* store_chain.c: walking the chain newest to oldest. It ends at the first
+ * commit or at the oldest kept one, named in `shallow` (which git reads as
+ * a commit without parents): trimming moves that mark, never rewrites. */
+/* HEAD, with `shallow` read again for the walk that starts there. */
+int store_chain_head(struct store *st, git_commit **head, struct herr *e);
+/* The parent of c in the chain, or NULL where the chain ends. */
+int store_chain_parent(struct store *st, const git_commit *c, git_commit **parent,
+		       struct herr *e);
+/* Make oldest the oldest kept checkpoint; -EAGAIN (no message) when
+ * another process moved the mark since store_chain_head or holds its lock. */
+int store_chain_cut(struct store *st, const git_oid *oldest, struct herr *e);
 
 /* store_ignore.c: the rules on this path only (its parents known clean) */
 int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, int is_dir);
