@@ -210,6 +210,9 @@ int store_object_id(git_object_t type, const void *buf, size_t len, git_oid *oid
  * git_odb_write (see store_sink.c for why). */
 int store_sink_put(struct store *st, git_object_t type, const void *buf, size_t len,
 		   git_oid *oid);
+/* The same for a malloc'ed buf, which the sink takes (a big tree is not
+ * copied once more); freed on failure too. */
+int store_sink_give(struct store *st, git_object_t type, void *buf, size_t len, git_oid *oid);
 /* The same for an object whose id the caller computed. */
 int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
 		    const git_oid *oid);

@@ -378,53 +378,80 @@ static size_t tree_mode_put(char *out, git_filemode_t mode)
 	return strlen(s);
 }
 
-/* v[0..k) in any order, v[k..n) in git's order (the untouched entries of
- * the previous tree, as it stored them): sort the few, merge with the
- * many, instead of sorting them all. */
-static int tree_order(struct tree_ent *v, size_t k, size_t n)
+/* One entry as a tree spells it: "<mode> <name>\0<20-byte id>". */
+static size_t tree_ent_put(char *out, const struct tree_ent *t)
 {
-	struct tree_ent *out;
-	size_t i = 0, j = k, o = 0;
+	size_t at = tree_mode_put(out, t->mode);
 
-	for (size_t m = k + 1; m < n; m++)
-		if (tree_ent_cmp(&v[m - 1], &v[m]) > 0) {
-			qsort(v, n, sizeof(*v), tree_ent_cmp); /* not ours: sort it all */
-			return 0;
-		}
-	qsort(v, k, sizeof(*v), tree_ent_cmp);
-	out = malloc(n * sizeof(*out));
-	if (!out)
+	memcpy(out + at, t->name, t->len);
+	at += t->len;
+	out[at++] = '\0';
+	memcpy(out + at, t->oid.id, GIT_OID_RAWSZ);
+	return at + GIT_OID_RAWSZ;
+}
+
+/* Room for need more bytes after the first at of *buf. */
+static int tree_reserve(char **buf, size_t *cap, size_t at, size_t need)
+{
+	char *nb;
+	size_t ncap = *cap;
+
+	if (at + need <= *cap)
+		return 0;
+	while (ncap < at + need)
+		ncap = ncap ? ncap * 2 : 4096;
+	nb = realloc(*buf, ncap);
+	if (!nb)
 		return -ENOMEM;
-	while (i < k || j < n)
-		out[o++] = j >= n || (i < k && tree_ent_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
-	memcpy(v, out, n * sizeof(*out));
-	free(out);
+	*buf = nb;
+	*cap = ncap;
 	return 0;
 }
 
-static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t k, size_t n,
-		      git_oid *oid)
+/* The tree: the k changed entries of v (any order) merged, as it is
+ * written, into the entries of base whose names no op touched (groups).
+ * Those are in git's order already and copied as they come, with no sort
+ * of the whole (which, with the copies it needed, was most of the cost of
+ * one change in a big directory); a base not in git's order could only be
+ * a damaged store, and stays as unordered as it was. */
+static int tree_write(struct paths_ctx *c, const git_tree *base, struct tree_ent *v, size_t k,
+		      const struct tree_ent *groups, size_t ng, git_oid *oid, int *empty)
 {
-	size_t len = 0, at = 0;
+	size_t nbase = base ? git_tree_entrycount(base) : 0, cap = 0, at = 0, n = 0, j = 0;
 	_cleanup_free_ char *buf = NULL;
 	int r;
 
-	if (tree_order(v, k, n) < 0)
+	qsort(v, k, sizeof(*v), tree_ent_cmp);
+	if (tree_reserve(&buf, &cap, 0, nbase * 48 + k * 64 + 1) < 0)
 		return err_set(c->e, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		len += 8 + v[i].len + 21;
-	buf = malloc(len ? len : 1);
-	if (!buf)
-		return err_set(c->e, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		at += tree_mode_put(buf + at, v[i].mode);
-		memcpy(buf + at, v[i].name, v[i].len);
-		at += v[i].len;
-		buf[at++] = '\0';
-		memcpy(buf + at, v[i].oid.id, GIT_OID_RAWSZ);
-		at += GIT_OID_RAWSZ;
+	for (size_t i = 0; i <= nbase; i++) {
+		struct tree_ent be = { 0 };
+
+		if (i < nbase) {
+			const git_tree_entry *te = git_tree_entry_byindex(base, i);
+			be.name = git_tree_entry_name(te);
+			be.len = strlen(be.name);
+			if (ng && bsearch(&be, groups, ng, sizeof(*groups), tree_name_cmp))
+				continue;
+			be.mode = git_tree_entry_filemode(te);
+			git_oid_cpy(&be.oid, git_tree_entry_id(te));
+		}
+		for (; j < k && (i == nbase || tree_ent_cmp(&v[j], &be) < 0); j++, n++) {
+			if (tree_reserve(&buf, &cap, at, 8 + v[j].len + 1 + GIT_OID_RAWSZ) < 0)
+				return err_set(c->e, -ENOMEM, "out of memory");
+			at += tree_ent_put(buf + at, &v[j]);
+		}
+		if (i == nbase)
+			break;
+		if (tree_reserve(&buf, &cap, at, 8 + be.len + 1 + GIT_OID_RAWSZ) < 0)
+			return err_set(c->e, -ENOMEM, "out of memory");
+		at += tree_ent_put(buf + at, &be);
+		n++;
 	}
-	r = store_sink_put(c->st, GIT_OBJECT_TREE, buf, at, oid);
+	*empty = n == 0;
+	if (n == 0)
+		return 0;
+	r = store_sink_give(c->st, GIT_OBJECT_TREE, steal_ptr(&buf), at, oid);
 	return r < 0 ? err_sys(c->e, r, "cannot build the checkpoint tree") : 0;
 }
 
@@ -433,8 +460,8 @@ static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t k, size_t 
 static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op *ops, size_t n,
 		      git_oid *oid, int *empty)
 {
-	size_t nbase = base ? git_tree_entrycount(base) : 0, nv = 0, ng = 0;
-	_cleanup_free_ struct tree_ent *v = calloc(nbase + n + 1, sizeof(*v));
+	size_t nv = 0, ng = 0;
+	_cleanup_free_ struct tree_ent *v = calloc(n + 1, sizeof(*v));
 	_cleanup_free_ struct tree_ent *groups = calloc(n + 1, sizeof(*groups));
 	int r = 0;
 
@@ -501,20 +528,7 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 	}
 	if (r < 0)
 		return r;
-	/* names no op touched keep their entries, in the base's order */
-	size_t nchanged = nv;
-	for (size_t i = 0; i < nbase; i++) {
-		const git_tree_entry *be = git_tree_entry_byindex(base, i);
-		const char *name = git_tree_entry_name(be);
-		struct tree_ent key = { name, strlen(name), 0, { { 0 } } };
-
-		if (ng && bsearch(&key, groups, ng, sizeof(*groups), tree_name_cmp))
-			continue;
-		v[nv++] = (struct tree_ent){ key.name, key.len, git_tree_entry_filemode(be),
-					     *git_tree_entry_id(be) };
-	}
-	*empty = nv == 0;
-	return nv ? tree_write(c, v, nchanged, nv, oid) : 0;
+	return tree_write(c, base, v, nv, groups, ng, oid, empty);
 }
 
 /* The previous tree with the updates collected in c applied. */
