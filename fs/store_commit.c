@@ -190,7 +190,16 @@ static int stats_tree(struct store_stats *ss, const git_tree *a, const git_tree 
 	while (i < na || j < nb) {
 		const git_tree_entry *ea = i < na ? git_tree_entry_byindex(a, i) : NULL;
 		const git_tree_entry *eb = j < nb ? git_tree_entry_byindex(b, j) : NULL;
-		int c = !ea ? 1 : !eb ? -1 : stats_cmp(ea, eb);
+		int c;
+
+		/* mostly the same name on both sides: one strcmp decides */
+		if (!ea || !eb)
+			c = !ea ? 1 : -1;
+		else if (strcmp(git_tree_entry_name(ea), git_tree_entry_name(eb)) == 0 &&
+			 git_tree_entry_type(ea) == git_tree_entry_type(eb))
+			c = 0;
+		else
+			c = stats_cmp(ea, eb);
 
 		if (stats_entry(ss, c <= 0 ? ea : NULL, c >= 0 ? eb : NULL) < 0)
 			return -1;
