@@ -11,8 +11,9 @@
 command -v git >/dev/null || exit 77
 command -v python3 >/dev/null || exit 77
 N=50000
-# generous for a loaded machine: this takes ~0.3 s here, it took ~60 s
-BOUND_MS=${STORE_BIG_DIR_BOUND_MS:-8000}
+# generous for a loaded machine: each takes ~0.2-0.4 s here (2-3 s with a
+# load average of 15), the first took ~45 s before
+BOUND_MS=${STORE_BIG_DIR_BOUND_MS:-15000}
 printf 'checkpoints:\n  max_files: 1000000\n  max_total_size_mb: 10000\n' >"$HERMES_HOME/config.yaml"
 G=()
 
