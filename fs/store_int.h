@@ -68,10 +68,20 @@ struct store_skips {
 int store_git_err(struct herr *e, int rc, const char *what);
 /* HEAD commit and its tree, or both NULL when there is none yet. */
 int store_head(struct store *st, git_commit **commit, git_tree **tree, struct herr *e);
-/* Commit tree_oid on top of HEAD unless equal; runs retention. */
+/* What a checkpoint changed, as git diff --shortstat counts it. */
+struct store_counts {
+	size_t files, ins, del;
+};
+/* Commit tree_oid on top of HEAD unless equal; runs retention. counts:
+ * against HEAD's tree, known by the caller, or NULL to diff the trees. */
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		      const struct ckpt_meta *meta, const struct store_skips *skips,
-		      char out_oid[STORE_OID_HEX], struct herr *e);
+		      const struct store_counts *counts, char out_oid[STORE_OID_HEX],
+		      struct herr *e);
+/* Add to n the change of one name from id a to id b, each with its mode
+ * (NULL: absent); a tree on one side counts every file below it. */
+int store_count_change(struct store *st, struct store_counts *n, const git_oid *a,
+		       git_filemode_t ma, const git_oid *b, git_filemode_t mb);
 /* git_commit_create into the sink (0 or a libgit2 error). */
 int store_commit_write(struct store *st, git_oid *oid, const git_signature *author,
 		       const git_signature *committer, const char *msg, const git_tree *tree,

@@ -30,6 +30,10 @@ struct paths_ctx {
 	struct store_lookup *prev_at; /* entries of prev by path */
 	struct upd_vec rm, up;
 	struct store_skips skips;
+	/* what changed, counted from the updates as the tree is built; when
+	 * that cannot be done (below), the commit diffs the two trees */
+	struct store_counts counts;
+	int count_by_diff;
 	const struct ckpt_meta *meta;
 	struct herr *e;
 };
@@ -455,6 +459,19 @@ static int tree_write(struct paths_ctx *c, const git_tree *base, struct tree_ent
 	return r < 0 ? err_sys(c->e, r, "cannot build the checkpoint tree") : 0;
 }
 
+/* Count the change of one name from old (may be NULL) to id b with mode mb
+ * (b NULL: gone). */
+static void tree_count(struct paths_ctx *c, const git_tree_entry *old, const git_oid *b,
+		       git_filemode_t mb)
+{
+	/* an unreadable blob (a collection replaced its pack): the commit
+	 * diffs the trees instead, and reopens the store if it must */
+	if (!c->count_by_diff &&
+	    store_count_change(c->st, &c->counts, old ? git_tree_entry_id(old) : NULL,
+			       old ? git_tree_entry_filemode(old) : 0, b, mb) < 0)
+		c->count_by_diff = 1;
+}
+
 /* Build base (may be NULL) with ops[0..n) applied into *oid (ops are
  * reordered); *empty when nothing is left, and then nothing is written. */
 static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op *ops, size_t n,
@@ -471,7 +488,7 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 	for (size_t i = 0, j; i < n && r == 0; i = j) {
 		const char *name = ops[i].path;
 		size_t len = tree_name_len(name), m = 0;
-		const git_tree_entry *be = NULL;
+		const git_tree_entry *be = NULL, *old;
 		const struct upd *blob = NULL;
 		int removed = 0, deeper_up = 0, deeper = 0, be_tree;
 		char nm[NAME_MAX + 1];
@@ -493,12 +510,13 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 		groups[ng++] = (struct tree_ent){ name, len, 0, { { 0 } } };
 		memcpy(nm, name, len);
 		nm[len] = '\0';
-		be = base ? git_tree_entry_byname(base, nm) : NULL;
+		old = be = base ? git_tree_entry_byname(base, nm) : NULL;
 		if (be && removed)
 			be = NULL;
 		be_tree = be && git_tree_entry_type(be) == GIT_OBJECT_TREE;
 		if (blob && !deeper_up) {
 			v[nv++] = (struct tree_ent){ name, len, blob->mode, blob->oid };
+			tree_count(c, old, &blob->oid, blob->mode);
 			continue;
 		}
 		if (!deeper || (be && !be_tree && !deeper_up)) {
@@ -506,8 +524,17 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 			if (be)
 				v[nv++] = (struct tree_ent){ name, len, git_tree_entry_filemode(be),
 							     *git_tree_entry_id(be) };
+			else if (old)
+				tree_count(c, old, NULL, 0);
 			continue;
 		}
+		/* below: the new subtree counts its own changes against be;
+		 * a file it replaces is gone, and a directory removed and
+		 * made again pairs its old and new files only in a diff */
+		if (old && git_tree_entry_type(old) != GIT_OBJECT_TREE)
+			tree_count(c, old, NULL, 0);
+		else if (old && !be)
+			c->count_by_diff = 1;
 		/* a file in the way of a path below it goes */
 		git_tree *sub = NULL;
 		git_oid sub_oid;
@@ -601,7 +628,8 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 	if (r == 0)
 		r = paths_build(&c, &tree_oid);
 	if (r == 0)
-		r = store_commit_tree(st, &tree_oid, meta, &c.skips, out_oid, e);
+		r = store_commit_tree(st, &tree_oid, meta, &c.skips,
+				      c.count_by_diff ? NULL : &c.counts, out_oid, e);
 	store_inflight(st, 0);
 	git_tree_free(c.prev);
 	git_commit_free(head);
