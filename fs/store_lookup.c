@@ -146,7 +146,7 @@ const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, s
 			lk->err = -ENOMEM;
 			return NULL;
 		}
-		/* absent ones are remembered too; nothing below them is asked */
+		/* an absent one is remembered too: lookups below it end there */
 		git_tree *sub = lookup_child(lk, t, path + start, end - start);
 		*lookup_probe(lk->v, lk->cap, path, end) = (struct lookup_slot){ key, end, sub };
 		lk->n++;
