@@ -43,8 +43,13 @@ static void store_global_init(void)
 	 * parsed in memory: the next checkpoint reads the same trees again
 	 * (as its base) and, for a file edited twice, the same blob; from
 	 * the newest pack each such read missed and cost a rescan of the
-	 * pack directory. git's defaults cache only objects under 4 KiB. */
-	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE, (size_t)1 << 20);
+	 * pack directory. git's defaults cache only objects under 4 KiB.
+	 * Trees of any size the cache can hold: a directory's tree is ~35
+	 * bytes an entry, and one over the limit is read and parsed again by
+	 * each step of a checkpoint and by every later one (a directory of
+	 * 100,000 entries is 3.5 MB, and with a 1 MiB limit one changed file
+	 * in it cost a checkpoint three reads of it). */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE, (size_t)64 << 20);
 	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_BLOB, (size_t)256 << 10);
 	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)64 << 20);
 	/* A daemon lives for days, and every collection deletes packs that

@@ -48,7 +48,7 @@ static void store_format_procs(char *out, size_t size, const struct ckpt_meta *m
 
 struct store_stats {
 	git_repository *repo;
-	size_t files, ins, del;
+	struct store_counts *n;
 };
 
 /* git's test: a NUL in the first 8000 bytes makes a blob binary. */
@@ -83,26 +83,26 @@ static void stats_text(struct store_stats *ss, const char *a, size_t na, const c
 	if (git_patch_from_buffers(&patch, a + pre, na - pre - suf, NULL, b + pre,
 				   nb - pre - suf, NULL, NULL) == 0 &&
 	    git_patch_line_stats(NULL, &adds, &dels, patch) == 0) {
-		ss->ins += adds;
-		ss->del += dels;
+		ss->n->ins += adds;
+		ss->n->del += dels;
 	}
 	git_patch_free(patch);
 }
 
 /* Lines added and removed between two blobs (either may be absent). */
-static int stats_blob(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
+static int stats_blob(struct store_stats *ss, const git_oid *a, const git_oid *b)
 {
 	git_blob *ba = NULL, *bb = NULL;
 	const char *pa = "", *pb = "";
 	size_t na = 0, nb = 0;
 	int rc = 0;
 
-	ss->files++;
-	if (a && b && git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b)))
+	ss->n->files++;
+	if (a && b && git_oid_equal(a, b))
 		return 0; /* mode only */
-	if (a && git_blob_lookup(&ba, ss->repo, git_tree_entry_id(a)) < 0)
+	if (a && git_blob_lookup(&ba, ss->repo, a) < 0)
 		rc = -1;
-	if (rc == 0 && b && git_blob_lookup(&bb, ss->repo, git_tree_entry_id(b)) < 0)
+	if (rc == 0 && b && git_blob_lookup(&bb, ss->repo, b) < 0)
 		rc = -1;
 	if (ba) {
 		pa = git_blob_rawcontent(ba);
@@ -123,14 +123,14 @@ static int stats_blob(struct store_stats *ss, const git_tree_entry *a, const git
 
 static int stats_tree(struct store_stats *ss, const git_tree *a, const git_tree *b);
 
-static int stats_sub(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
+static int stats_sub(struct store_stats *ss, const git_oid *a, const git_oid *b)
 {
 	git_tree *ta = NULL, *tb = NULL;
 	int rc = 0;
 
-	if (a && git_tree_lookup(&ta, ss->repo, git_tree_entry_id(a)) < 0)
+	if (a && git_tree_lookup(&ta, ss->repo, a) < 0)
 		rc = -1;
-	if (rc == 0 && b && git_tree_lookup(&tb, ss->repo, git_tree_entry_id(b)) < 0)
+	if (rc == 0 && b && git_tree_lookup(&tb, ss->repo, b) < 0)
 		rc = -1;
 	if (rc == 0)
 		rc = stats_tree(ss, ta, tb);
@@ -139,14 +139,15 @@ static int stats_sub(struct store_stats *ss, const git_tree_entry *a, const git_
 	return rc;
 }
 
-/* One changed name: a and b are the old and new entries (either NULL). */
-static int stats_entry(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
+/* One name: a and b are the old and new ids (either NULL: absent) with
+ * their modes. */
+static int stats_pair(struct store_stats *ss, const git_oid *a, git_filemode_t ma,
+		      const git_oid *b, git_filemode_t mb)
 {
-	int at = a && git_tree_entry_type(a) == GIT_OBJECT_TREE;
-	int bt = b && git_tree_entry_type(b) == GIT_OBJECT_TREE;
+	int at = a && ma == GIT_FILEMODE_TREE;
+	int bt = b && mb == GIT_FILEMODE_TREE;
 
-	if (a && b && git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b)) &&
-	    git_tree_entry_filemode(a) == git_tree_entry_filemode(b))
+	if (a && b && git_oid_equal(a, b) && ma == mb)
 		return 0;
 	if (at || bt) {
 		if (at && bt)
@@ -160,6 +161,20 @@ static int stats_entry(struct store_stats *ss, const git_tree_entry *a, const gi
 		return 0;
 	}
 	return stats_blob(ss, a, b);
+}
+
+static int stats_entry(struct store_stats *ss, const git_tree_entry *a, const git_tree_entry *b)
+{
+	return stats_pair(ss, a ? git_tree_entry_id(a) : NULL, a ? git_tree_entry_filemode(a) : 0,
+			  b ? git_tree_entry_id(b) : NULL, b ? git_tree_entry_filemode(b) : 0);
+}
+
+int store_count_change(struct store *st, struct store_counts *n, const git_oid *a,
+		       git_filemode_t ma, const git_oid *b, git_filemode_t mb)
+{
+	struct store_stats ss = { .repo = st->repo, .n = n };
+
+	return stats_pair(&ss, a, ma, b, mb);
 }
 
 /* git's order of two entries: a tree sorts as if its name ended in '/'. */
@@ -190,7 +205,16 @@ static int stats_tree(struct store_stats *ss, const git_tree *a, const git_tree 
 	while (i < na || j < nb) {
 		const git_tree_entry *ea = i < na ? git_tree_entry_byindex(a, i) : NULL;
 		const git_tree_entry *eb = j < nb ? git_tree_entry_byindex(b, j) : NULL;
-		int c = !ea ? 1 : !eb ? -1 : stats_cmp(ea, eb);
+		int c;
+
+		/* mostly the same name on both sides: one strcmp decides */
+		if (!ea || !eb)
+			c = !ea ? 1 : -1;
+		else if (strcmp(git_tree_entry_name(ea), git_tree_entry_name(eb)) == 0 &&
+			 git_tree_entry_type(ea) == git_tree_entry_type(eb))
+			c = 0;
+		else
+			c = stats_cmp(ea, eb);
 
 		if (stats_entry(ss, c <= 0 ? ea : NULL, c >= 0 ? eb : NULL) < 0)
 			return -1;
@@ -201,15 +225,12 @@ static int stats_tree(struct store_stats *ss, const git_tree *a, const git_tree 
 }
 
 static int store_diff_stats(struct store *st, git_tree *old, git_tree *new_tree,
-			    size_t *files, size_t *ins, size_t *del)
+			    struct store_counts *n)
 {
-	struct store_stats ss = { .repo = st->repo };
-	int rc = stats_tree(&ss, old, new_tree);
+	struct store_stats ss = { .repo = st->repo, .n = n };
 
-	*files = ss.files;
-	*ins = ss.ins;
-	*del = ss.del;
-	return rc;
+	*n = (struct store_counts){ 0 };
+	return stats_tree(&ss, old, new_tree);
 }
 
 static int store_count_blob(const char *root, const git_tree_entry *entry, void *payload)
@@ -238,13 +259,14 @@ int store_commit_write(struct store *st, git_oid *oid, const git_signature *auth
 
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		      const struct ckpt_meta *meta, const struct store_skips *skips,
-		      char out_oid[STORE_OID_HEX], struct herr *e)
+		      const struct store_counts *counts, char out_oid[STORE_OID_HEX],
+		      struct herr *e)
 {
 	git_commit *head = NULL;
 	git_tree *old = NULL, *tree = NULL;
 	git_signature *sig = NULL;
 	git_oid oid;
-	size_t files = 0, ins = 0, del = 0;
+	struct store_counts n = { 0 };
 	char reason[256], procs[STORE_WHO_MAX], *msg = NULL;
 	long long when = meta && meta->time ? meta->time : (long long)time(NULL);
 	int rc;
@@ -280,14 +302,16 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	rc = git_tree_lookup(&tree, st->repo, tree_oid);
 	/* the first checkpoint counts files only: diffing a whole tree
 	 * against nothing would read every blob a second time */
-	if (rc == 0 && old) {
-		rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+	if (rc == 0 && old && counts) {
+		n = *counts;
+	} else if (rc == 0 && old) {
+		rc = store_diff_stats(st, old, tree, &n);
 		/* a background collection may have deleted a pack under us */
 		if (rc < 0 && store_reopen_odb(st, e) == 0)
-			rc = store_diff_stats(st, old, tree, &files, &ins, &del);
+			rc = store_diff_stats(st, old, tree, &n);
+	} else if (rc == 0) {
+		rc = git_tree_walk(tree, GIT_TREEWALK_PRE, store_count_blob, &n.files);
 	}
-	else if (rc == 0)
-		rc = git_tree_walk(tree, GIT_TREEWALK_PRE, store_count_blob, &files);
 	if (rc < 0) {
 		rc = store_git_err(e, rc, "cannot count the changes");
 		goto out;
@@ -299,7 +323,7 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 	if (asprintf(&msg,
 		     "%s\n\nHermes-Files: %zu\nHermes-Insertions: %zu\nHermes-Deletions: %zu\n"
 		     "%s%s%s%s%s%s",
-		     reason, files, ins, del, procs[0] ? "Hermes-Processes: " : "", procs,
+		     reason, n.files, n.ins, n.del, procs[0] ? "Hermes-Processes: " : "", procs,
 		     procs[0] ? "\n" : "", skips && skips->n ? "Hermes-Skipped: " : "",
 		     skips && skips->n ? skips->text : "", skips && skips->n ? "\n" : "") < 0) {
 		msg = NULL;
@@ -400,7 +424,7 @@ int store_list(struct store *st, struct ckpt_info **out, size_t *n, struct herr 
 	git_commit *c = NULL;
 	struct ckpt_info *v = NULL;
 	size_t cnt = 0, cap = 0;
-	int rc = store_head(st, &c, NULL, e);
+	int rc = store_chain_head(st, &c, e);
 
 	*out = NULL;
 	*n = 0;
@@ -420,13 +444,11 @@ int store_list(struct store *st, struct ckpt_info **out, size_t *n, struct herr 
 			cap = ncap;
 		}
 		store_info_from(c, &v[cnt++]);
-		if (git_commit_parentcount(c) > 0) {
-			rc = git_commit_parent(&parent, c, 0);
-			if (rc < 0) {
-				git_commit_free(c);
-				free(v);
-				return store_git_err(e, rc, "the checkpoint chain is damaged");
-			}
+		rc = store_chain_parent(st, c, &parent, e);
+		if (rc < 0) {
+			git_commit_free(c);
+			free(v);
+			return rc;
 		}
 		git_commit_free(c);
 		c = parent;

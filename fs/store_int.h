@@ -55,6 +55,7 @@ struct store {
 	int stale_swept; /* leftovers of killed writers removed once */
 	int inflight_fd, state_fd; /* hermes-inflight, hermes-state (or -1) */
 	struct sink_backend *sink; /* owned by the odb */
+	char shallow[512]; /* `shallow` as the last walk from the head read it */
 };
 
 /* A growing list of notes about files left out by the size cap. */
@@ -67,10 +68,20 @@ struct store_skips {
 int store_git_err(struct herr *e, int rc, const char *what);
 /* HEAD commit and its tree, or both NULL when there is none yet. */
 int store_head(struct store *st, git_commit **commit, git_tree **tree, struct herr *e);
-/* Commit tree_oid on top of HEAD unless equal; runs retention. */
+/* What a checkpoint changed, as git diff --shortstat counts it. */
+struct store_counts {
+	size_t files, ins, del;
+};
+/* Commit tree_oid on top of HEAD unless equal; runs retention. counts:
+ * against HEAD's tree, known by the caller, or NULL to diff the trees. */
 int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		      const struct ckpt_meta *meta, const struct store_skips *skips,
-		      char out_oid[STORE_OID_HEX], struct herr *e);
+		      const struct store_counts *counts, char out_oid[STORE_OID_HEX],
+		      struct herr *e);
+/* Add to n the change of one name from id a to id b, each with its mode
+ * (NULL: absent); a tree on one side counts every file below it. */
+int store_count_change(struct store *st, struct store_counts *n, const git_oid *a,
+		       git_filemode_t ma, const git_oid *b, git_filemode_t mb);
 /* git_commit_create into the sink (0 or a libgit2 error). */
 int store_commit_write(struct store *st, git_oid *oid, const git_signature *author,
 		       const git_signature *committer, const char *msg, const git_tree *tree,
@@ -138,6 +149,36 @@ static inline git_filemode_t store_mode_of(const struct stat *sb)
  * above max_files. */
 int store_baseline_check(struct store *st, int rootfd, struct herr *e);
 
+/* store_lookup.c: entries of one tree by path, each directory's tree read
+ * once for the life of the lookup (git_tree_entry_bypath reads every tree
+ * on the path again, and libgit2's cache may have dropped them) */
+struct store_lookup;
+/* root stays the caller's and must outlive the lookup. */
+int store_lookup_new(git_repository *repo, const git_tree *root, struct store_lookup **out);
+void store_lookup_free(struct store_lookup *lk);
+/* The entry at a normalised relative path, or NULL; valid until
+ * store_lookup_free. */
+const git_tree_entry *store_lookup_entry(struct store_lookup *lk, const char *path);
+/* The tree at path[0..len) ("" is the root), or NULL when nothing or no
+ * tree stands there; valid until store_lookup_free. */
+const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, size_t len);
+const git_tree *store_lookup_tree(struct store_lookup *lk, const char *path);
+/* 0, or the first failure (-ENOMEM, -EIO: a tree could not be read) that
+ * made a lookup answer NULL. */
+int store_lookup_error(const struct store_lookup *lk);
+
+/* store_chain.c: walking the chain newest to oldest. It ends at the first
+ * commit or at the oldest kept one, named in `shallow` (which git reads as
+ * a commit without parents): trimming moves that mark, never rewrites. */
+/* HEAD, with `shallow` read again for the walk that starts there. */
+int store_chain_head(struct store *st, git_commit **head, struct herr *e);
+/* The parent of c in the chain, or NULL where the chain ends. */
+int store_chain_parent(struct store *st, const git_commit *c, git_commit **parent,
+		       struct herr *e);
+/* Make oldest the oldest kept checkpoint; -EAGAIN (no message) when
+ * another process moved the mark since store_chain_head or holds its lock. */
+int store_chain_cut(struct store *st, const git_oid *oldest, struct herr *e);
+
 /* store_ignore.c: the rules on this path only (its parents known clean) */
 int store_ignore_match_leaf(const struct store_ignore *ig, const char *relpath, int is_dir);
 /* Verdicts of store_ignore_foreign_dir on the directories of one
@@ -192,6 +233,9 @@ int store_object_id(git_object_t type, const void *buf, size_t len, git_oid *oid
  * git_odb_write (see store_sink.c for why). */
 int store_sink_put(struct store *st, git_object_t type, const void *buf, size_t len,
 		   git_oid *oid);
+/* The same for a malloc'ed buf, which the sink takes (a big tree is not
+ * copied once more); freed on failure too. */
+int store_sink_give(struct store *st, git_object_t type, void *buf, size_t len, git_oid *oid);
 /* The same for an object whose id the caller computed. */
 int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
 		    const git_oid *oid);

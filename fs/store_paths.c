@@ -27,8 +27,13 @@ struct paths_ctx {
 	struct store *st;
 	int rootfd;
 	git_tree *prev;
+	struct store_lookup *prev_at; /* entries of prev by path */
 	struct upd_vec rm, up;
 	struct store_skips skips;
+	/* what changed, counted from the updates as the tree is built; when
+	 * that cannot be done (below), the commit diffs the two trees */
+	struct store_counts counts;
+	int count_by_diff;
 	const struct ckpt_meta *meta;
 	struct store_foreign *foreign; /* git repositories, virtualenvs met */
 	struct herr *e;
@@ -140,36 +145,34 @@ static int paths_normalise(const char *in, char *out, size_t size)
 	return 0;
 }
 
-static git_tree_entry *prev_entry(struct paths_ctx *c, const char *rel)
+/* The previous checkpoint's entry at rel: one probe and one binary search
+ * in its directory, which is read once per checkpoint however many of its
+ * entries are asked for (reading it from the root for each, as
+ * git_tree_entry_bypath does, made a checkpoint O(changed x entries) once
+ * the directory's tree fell out of libgit2's cache). */
+static const git_tree_entry *prev_entry(struct paths_ctx *c, const char *rel)
 {
-	git_tree_entry *te = NULL;
-
-	if (!c->prev || git_tree_entry_bypath(&te, c->prev, rel) != 0)
-		return NULL;
-	return te;
+	return store_lookup_entry(c->prev_at, rel);
 }
 
 /* A new path needs its ancestors to be trees: blobs in the way go. */
 static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 {
+	const char *last = strrchr(rel, '/');
 	char buf[PATH_MAX];
 
+	if (!last || store_lookup_tree_n(c->prev_at, rel, (size_t)(last - rel)))
+		return 0; /* the parent is a tree already, so are its parents */
 	snprintf(buf, sizeof(buf), "%s", rel);
 	for (char *s = buf; (s = strchr(s, '/')); s++) {
-		git_tree_entry *te;
+		const git_tree_entry *te;
 		*s = '\0';
 		te = prev_entry(c, buf);
-		*s = '/';
 		if (!te)
 			return 0; /* nothing deeper can exist either */
-		if (git_tree_entry_type(te) != GIT_OBJECT_TREE) {
-			int r;
-			*s = '\0';
-			r = upd_push(&c->rm, buf, NULL, 0);
-			git_tree_entry_free(te);
-			return r;
-		}
-		git_tree_entry_free(te);
+		if (git_tree_entry_type(te) != GIT_OBJECT_TREE)
+			return upd_push(&c->rm, buf, NULL, 0);
+		*s = '/';
 	}
 	return 0;
 }
@@ -237,17 +240,15 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 /* parents_known: no parent of rel is a foreign directory. */
 static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 {
-	git_tree_entry *te = prev_entry(c, rel);
+	const git_tree_entry *te = prev_entry(c, rel);
 	int was_tree = te && git_tree_entry_type(te) == GIT_OBJECT_TREE;
 	struct stat sb;
 	int r = fsio_lstat(c->rootfd, rel, &sb);
 	int trackable = r == 0 && (S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode) ||
 				   S_ISDIR(sb.st_mode));
 
-	if (r < 0 && r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -EXDEV) {
-		git_tree_entry_free(te);
+	if (r < 0 && r != -ENOENT && r != -ENOTDIR && r != -ELOOP && r != -EXDEV)
 		return err_sys(c->e, r, "cannot read %s", rel);
-	}
 	if (!trackable || store_ignore_match(c->st->ignore, rel, S_ISDIR(sb.st_mode)) ||
 	    store_foreign_match(c->foreign, c->rootfd, rel, S_ISDIR(sb.st_mode), parents_known)) {
 		r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
@@ -261,11 +262,7 @@ static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 	if (r < 0)
 		goto out;
 	if (S_ISDIR(sb.st_mode)) {
-		git_tree *sub = NULL;
-		if (was_tree && git_tree_lookup(&sub, c->st->repo, git_tree_entry_id(te)) < 0)
-			sub = NULL;
-		r = paths_dir(c, rel, sub);
-		git_tree_free(sub);
+		r = paths_dir(c, rel, was_tree ? store_lookup_tree(c->prev_at, rel) : NULL);
 		goto out;
 	}
 	if (S_ISREG(sb.st_mode) && sb.st_size > c->st->max_file_bytes && (!te || was_tree)) {
@@ -305,7 +302,6 @@ static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 		r = upd_push(&c->up, rel, &oid, store_mode_of(&seen));
 	}
 out:
-	git_tree_entry_free(te);
 	return r == -ENOMEM ? err_set(c->e, r, "out of memory") : r;
 }
 
@@ -389,54 +385,94 @@ static size_t tree_mode_put(char *out, git_filemode_t mode)
 	return strlen(s);
 }
 
-/* v[0..k) in any order, v[k..n) in git's order (the untouched entries of
- * the previous tree, as it stored them): sort the few, merge with the
- * many, instead of sorting them all. */
-static int tree_order(struct tree_ent *v, size_t k, size_t n)
+/* One entry as a tree spells it: "<mode> <name>\0<20-byte id>". */
+static size_t tree_ent_put(char *out, const struct tree_ent *t)
 {
-	struct tree_ent *out;
-	size_t i = 0, j = k, o = 0;
+	size_t at = tree_mode_put(out, t->mode);
 
-	for (size_t m = k + 1; m < n; m++)
-		if (tree_ent_cmp(&v[m - 1], &v[m]) > 0) {
-			qsort(v, n, sizeof(*v), tree_ent_cmp); /* not ours: sort it all */
-			return 0;
-		}
-	qsort(v, k, sizeof(*v), tree_ent_cmp);
-	out = malloc(n * sizeof(*out));
-	if (!out)
+	memcpy(out + at, t->name, t->len);
+	at += t->len;
+	out[at++] = '\0';
+	memcpy(out + at, t->oid.id, GIT_OID_RAWSZ);
+	return at + GIT_OID_RAWSZ;
+}
+
+/* Room for need more bytes after the first at of *buf. */
+static int tree_reserve(char **buf, size_t *cap, size_t at, size_t need)
+{
+	char *nb;
+	size_t ncap = *cap;
+
+	if (at + need <= *cap)
+		return 0;
+	while (ncap < at + need)
+		ncap = ncap ? ncap * 2 : 4096;
+	nb = realloc(*buf, ncap);
+	if (!nb)
 		return -ENOMEM;
-	while (i < k || j < n)
-		out[o++] = j >= n || (i < k && tree_ent_cmp(&v[i], &v[j]) <= 0) ? v[i++] : v[j++];
-	memcpy(v, out, n * sizeof(*out));
-	free(out);
+	*buf = nb;
+	*cap = ncap;
 	return 0;
 }
 
-static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t k, size_t n,
-		      git_oid *oid)
+/* The tree: the k changed entries of v (any order) merged, as it is
+ * written, into the entries of base whose names no op touched (groups).
+ * Those are in git's order already and copied as they come, with no sort
+ * of the whole (which, with the copies it needed, was most of the cost of
+ * one change in a big directory); a base not in git's order could only be
+ * a damaged store, and stays as unordered as it was. */
+static int tree_write(struct paths_ctx *c, const git_tree *base, struct tree_ent *v, size_t k,
+		      const struct tree_ent *groups, size_t ng, git_oid *oid, int *empty)
 {
-	size_t len = 0, at = 0;
+	size_t nbase = base ? git_tree_entrycount(base) : 0, cap = 0, at = 0, n = 0, j = 0;
 	_cleanup_free_ char *buf = NULL;
 	int r;
 
-	if (tree_order(v, k, n) < 0)
+	qsort(v, k, sizeof(*v), tree_ent_cmp);
+	if (tree_reserve(&buf, &cap, 0, nbase * 48 + k * 64 + 1) < 0)
 		return err_set(c->e, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		len += 8 + v[i].len + 21;
-	buf = malloc(len ? len : 1);
-	if (!buf)
-		return err_set(c->e, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		at += tree_mode_put(buf + at, v[i].mode);
-		memcpy(buf + at, v[i].name, v[i].len);
-		at += v[i].len;
-		buf[at++] = '\0';
-		memcpy(buf + at, v[i].oid.id, GIT_OID_RAWSZ);
-		at += GIT_OID_RAWSZ;
+	for (size_t i = 0; i <= nbase; i++) {
+		struct tree_ent be = { 0 };
+
+		if (i < nbase) {
+			const git_tree_entry *te = git_tree_entry_byindex(base, i);
+			be.name = git_tree_entry_name(te);
+			be.len = strlen(be.name);
+			if (ng && bsearch(&be, groups, ng, sizeof(*groups), tree_name_cmp))
+				continue;
+			be.mode = git_tree_entry_filemode(te);
+			git_oid_cpy(&be.oid, git_tree_entry_id(te));
+		}
+		for (; j < k && (i == nbase || tree_ent_cmp(&v[j], &be) < 0); j++, n++) {
+			if (tree_reserve(&buf, &cap, at, 8 + v[j].len + 1 + GIT_OID_RAWSZ) < 0)
+				return err_set(c->e, -ENOMEM, "out of memory");
+			at += tree_ent_put(buf + at, &v[j]);
+		}
+		if (i == nbase)
+			break;
+		if (tree_reserve(&buf, &cap, at, 8 + be.len + 1 + GIT_OID_RAWSZ) < 0)
+			return err_set(c->e, -ENOMEM, "out of memory");
+		at += tree_ent_put(buf + at, &be);
+		n++;
 	}
-	r = store_sink_put(c->st, GIT_OBJECT_TREE, buf, at, oid);
+	*empty = n == 0;
+	if (n == 0)
+		return 0;
+	r = store_sink_give(c->st, GIT_OBJECT_TREE, steal_ptr(&buf), at, oid);
 	return r < 0 ? err_sys(c->e, r, "cannot build the checkpoint tree") : 0;
+}
+
+/* Count the change of one name from old (may be NULL) to id b with mode mb
+ * (b NULL: gone). */
+static void tree_count(struct paths_ctx *c, const git_tree_entry *old, const git_oid *b,
+		       git_filemode_t mb)
+{
+	/* an unreadable blob (a collection replaced its pack): the commit
+	 * diffs the trees instead, and reopens the store if it must */
+	if (!c->count_by_diff &&
+	    store_count_change(c->st, &c->counts, old ? git_tree_entry_id(old) : NULL,
+			       old ? git_tree_entry_filemode(old) : 0, b, mb) < 0)
+		c->count_by_diff = 1;
 }
 
 /* Build base (may be NULL) with ops[0..n) applied into *oid (ops are
@@ -444,8 +480,8 @@ static int tree_write(struct paths_ctx *c, struct tree_ent *v, size_t k, size_t 
 static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op *ops, size_t n,
 		      git_oid *oid, int *empty)
 {
-	size_t nbase = base ? git_tree_entrycount(base) : 0, nv = 0, ng = 0;
-	_cleanup_free_ struct tree_ent *v = calloc(nbase + n + 1, sizeof(*v));
+	size_t nv = 0, ng = 0;
+	_cleanup_free_ struct tree_ent *v = calloc(n + 1, sizeof(*v));
 	_cleanup_free_ struct tree_ent *groups = calloc(n + 1, sizeof(*groups));
 	int r = 0;
 
@@ -455,7 +491,7 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 	for (size_t i = 0, j; i < n && r == 0; i = j) {
 		const char *name = ops[i].path;
 		size_t len = tree_name_len(name), m = 0;
-		const git_tree_entry *be = NULL;
+		const git_tree_entry *be = NULL, *old;
 		const struct upd *blob = NULL;
 		int removed = 0, deeper_up = 0, deeper = 0, be_tree;
 		char nm[NAME_MAX + 1];
@@ -477,12 +513,13 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 		groups[ng++] = (struct tree_ent){ name, len, 0, { { 0 } } };
 		memcpy(nm, name, len);
 		nm[len] = '\0';
-		be = base ? git_tree_entry_byname(base, nm) : NULL;
+		old = be = base ? git_tree_entry_byname(base, nm) : NULL;
 		if (be && removed)
 			be = NULL;
 		be_tree = be && git_tree_entry_type(be) == GIT_OBJECT_TREE;
 		if (blob && !deeper_up) {
 			v[nv++] = (struct tree_ent){ name, len, blob->mode, blob->oid };
+			tree_count(c, old, &blob->oid, blob->mode);
 			continue;
 		}
 		if (!deeper || (be && !be_tree && !deeper_up)) {
@@ -490,8 +527,17 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 			if (be)
 				v[nv++] = (struct tree_ent){ name, len, git_tree_entry_filemode(be),
 							     *git_tree_entry_id(be) };
+			else if (old)
+				tree_count(c, old, NULL, 0);
 			continue;
 		}
+		/* below: the new subtree counts its own changes against be;
+		 * a file it replaces is gone, and a directory removed and
+		 * made again pairs its old and new files only in a diff */
+		if (old && git_tree_entry_type(old) != GIT_OBJECT_TREE)
+			tree_count(c, old, NULL, 0);
+		else if (old && !be)
+			c->count_by_diff = 1;
 		/* a file in the way of a path below it goes */
 		git_tree *sub = NULL;
 		git_oid sub_oid;
@@ -512,20 +558,7 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 	}
 	if (r < 0)
 		return r;
-	/* names no op touched keep their entries, in the base's order */
-	size_t nchanged = nv;
-	for (size_t i = 0; i < nbase; i++) {
-		const git_tree_entry *be = git_tree_entry_byindex(base, i);
-		const char *name = git_tree_entry_name(be);
-		struct tree_ent key = { name, strlen(name), 0, { { 0 } } };
-
-		if (ng && bsearch(&key, groups, ng, sizeof(*groups), tree_name_cmp))
-			continue;
-		v[nv++] = (struct tree_ent){ key.name, key.len, git_tree_entry_filemode(be),
-					     *git_tree_entry_id(be) };
-	}
-	*empty = nv == 0;
-	return nv ? tree_write(c, v, nchanged, nv, oid) : 0;
+	return tree_write(c, base, v, nv, groups, ng, oid, empty);
 }
 
 /* The previous tree with the updates collected in c applied. */
@@ -581,6 +614,8 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 	}
 	r = store_ignore_refresh(st, rootfd, e);
 	c.foreign = store_foreign_new();
+	if (r == 0 && store_lookup_new(st->repo, c.prev, &c.prev_at) < 0)
+		r = err_set(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {
 			r = err_set(e, -EINVAL, "%s: not a path inside the tree", relpaths[i]);
@@ -588,10 +623,17 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 		}
 		r = rel[0] ? paths_one(&c, rel, 0) : paths_dir(&c, rel, c.prev);
 	}
+	/* an entry read as absent would be taken for a new file */
+	if (r == 0 && store_lookup_error(c.prev_at) < 0)
+		r = store_lookup_error(c.prev_at) == -ENOMEM
+			    ? err_set(e, -ENOMEM, "out of memory")
+			    : store_git_err(e, -EIO, "cannot read the previous checkpoint");
+	store_lookup_free(c.prev_at);
 	if (r == 0)
 		r = paths_build(&c, &tree_oid);
 	if (r == 0)
-		r = store_commit_tree(st, &tree_oid, meta, &c.skips, out_oid, e);
+		r = store_commit_tree(st, &tree_oid, meta, &c.skips,
+				      c.count_by_diff ? NULL : &c.counts, out_oid, e);
 	store_inflight(st, 0);
 	git_tree_free(c.prev);
 	git_commit_free(head);

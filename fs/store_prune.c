@@ -1,7 +1,7 @@
 /* Retention: trimming the chain to max_snapshots (the oldest kept commit
- * becomes a new root), dropping the oldest checkpoints while the store is
- * over max_total_size_mb, and reclaiming the objects with `git gc` run in
- * the background (or in the foreground for an explicit prune). */
+ * becomes its end, store_chain.c), dropping the oldest checkpoints while the
+ * store is over max_total_size_mb, and reclaiming the objects with `git gc`
+ * run in the background (or in the foreground for an explicit prune). */
 #define _XOPEN_SOURCE 700
 #include "store_int.h"
 
@@ -66,76 +66,32 @@ static void prune_write_num(struct store *st, const char *name, long long v)
 	store_write_marker(st, name, v < 0 ? NULL : buf);
 }
 
-/* Keep the newest `keep` checkpoints: recreate them as a new chain. */
+/* Keep the newest `keep` checkpoints (at least one): the keep-th becomes
+ * the oldest, and what lies beyond it is left for the next collection.
+ * No commit is rewritten, so every kept checkpoint keeps its hash. */
 static int prune_trim(struct store *st, size_t keep, size_t *dropped, struct herr *e)
 {
-	git_commit *c = NULL, **chain = NULL;
-	git_oid parent_oid, oid;
-	size_t n = 0, cap = 0;
-	int rc = store_head(st, &c, NULL, e);
+	git_commit *c = NULL;
+	git_oid oldest;
+	size_t n = 0;
+	int rc = store_chain_head(st, &c, e);
 
 	*dropped = 0;
-	if (rc < 0 || !c)
-		return rc;
-	while (c) {
+	while (rc == 0 && c) {
 		git_commit *p = NULL;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			git_commit **nv = realloc(chain, cap * sizeof(*nv));
-			if (!nv) {
-				git_commit_free(c);
-				rc = err_set(e, -ENOMEM, "out of memory");
-				goto out;
-			}
-			chain = nv;
-		}
-		chain[n++] = c;
-		if (git_commit_parentcount(c) > 0 && git_commit_parent(&p, c, 0) < 0) {
-			rc = store_git_err(e, -EIO, "the checkpoint chain is damaged");
-			goto out;
-		}
+		if (++n == keep)
+			git_oid_cpy(&oldest, git_commit_id(c));
+		rc = store_chain_parent(st, c, &p, e);
+		git_commit_free(c);
 		c = p;
 	}
-	if (n <= keep)
-		goto out;
-	for (size_t i = keep; i-- > 0;) {
-		git_tree *tree = NULL;
-		git_commit *parent = NULL;
-		const git_commit *parents[1];
-
-		rc = git_commit_tree(&tree, chain[i]);
-		if (rc == 0 && i + 1 < keep)
-			rc = git_commit_lookup(&parent, st->repo, &parent_oid);
-		parents[0] = parent;
-		if (rc == 0)
-			rc = store_commit_write(st, &oid, git_commit_author(chain[i]),
-						git_commit_committer(chain[i]),
-						git_commit_message(chain[i]), tree, parent ? 1 : 0,
-						parents);
-		git_tree_free(tree);
-		git_commit_free(parent);
-		if (rc < 0) {
-			rc = store_git_err(e, rc, "cannot rewrite the checkpoint chain");
-			goto out;
-		}
-		parent_oid = oid;
-	}
-	rc = store_sink_flush(st, e);
-	if (rc == 0) {
-		git_reference *ref = NULL;
-		rc = git_reference_create_matching(&ref, st->repo, STORE_REF, &parent_oid, 1,
-						   git_commit_id(chain[0]), "hermes: retention");
-		git_reference_free(ref);
-		if (rc < 0) {
-			rc = store_git_err(e, rc, "cannot move the checkpoint chain");
-			goto out;
-		}
-	}
-	*dropped = n - keep;
-out:
-	for (size_t i = 0; i < n; i++)
-		git_commit_free(chain[i]);
-	free(chain);
+	if (rc < 0 || n <= keep || keep == 0)
+		return rc;
+	rc = store_chain_cut(st, &oldest, e);
+	if (rc == -EAGAIN)
+		return 0; /* trimmed by another process, or the next checkpoint trims */
+	if (rc == 0)
+		*dropped = n - keep;
 	return rc;
 }
 
@@ -145,13 +101,12 @@ static size_t prune_count(struct store *st, size_t stop)
 	struct herr e = HERR_INIT;
 	size_t n = 0;
 
-	if (store_head(st, &c, NULL, &e) < 0)
+	if (store_chain_head(st, &c, &e) < 0)
 		return 0;
 	while (c && n < stop) {
 		git_commit *p = NULL;
 		n++;
-		if (git_commit_parentcount(c) > 0)
-			git_commit_parent(&p, c, 0);
+		store_chain_parent(st, c, &p, &e);
 		git_commit_free(c);
 		c = p;
 	}
@@ -341,8 +296,8 @@ int store_prune_after_commit(struct store *st, struct herr *e)
 		ps.written = 0;
 	if (ps.dropped < 0)
 		ps.dropped = 0;
-	/* trim to 90% so that the chain is rewritten once every max/10
-	 * checkpoints, not after each one */
+	/* trim to 90%: the checkpoints dropped together, every max/10
+	 * checkpoints, are reclaimed by one collection */
 	if (ps.count > st->max_snapshots) {
 		long long keep = st->max_snapshots - st->max_snapshots / 10;
 		rc = prune_trim(st, (size_t)(keep > 0 ? keep : 1), &dropped, e);

@@ -17,6 +17,7 @@ struct restore_ctx {
 	int rootfd;
 	git_tree *cur; /* the newest checkpoint: the safety one */
 	struct store_foreign *foreign; /* git repositories, virtualenvs met */
+	struct store_lookup *cur_at; /* entries of cur by path */
 	mode_t umask;
 	struct store_restore_out *out;
 	const struct store_restore_hooks *hooks;
@@ -90,18 +91,15 @@ static int restore_in_way(struct restore_ctx *c, const char *path)
 	for (;;) {
 		char *slash = strchr(p, '/');
 		struct stat sb;
-		git_tree_entry *te = NULL;
-		int tracked;
 
 		if (slash)
 			*slash = '\0';
 		if (fsio_lstat(c->rootfd, buf, &sb) < 0)
 			return 0; /* nothing there: nothing to lose */
-		if (!S_ISDIR(sb.st_mode)) {
-			tracked = git_tree_entry_bypath(&te, c->cur, buf) == 0;
-			git_tree_entry_free(te);
-			return !tracked;
-		}
+		/* once per written file: a lookup from the root each time
+		 * re-read a big directory's tree for every file in it */
+		if (!S_ISDIR(sb.st_mode))
+			return !store_lookup_entry(c->cur_at, buf);
 		if (!slash)
 			return 0;
 		*slash = '/';
@@ -310,6 +308,10 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 		goto out;
 	c.cur = cur;
 	c.foreign = store_foreign_new();
+	if (store_lookup_new(st->repo, cur, &c.cur_at) < 0) {
+		rc = err_set(e, -ENOMEM, "out of memory");
+		goto out;
+	}
 	if (npaths) {
 		rc = restore_check_paths(tt, cur, -1, paths, npaths, oid, e);
 		if (rc < 0)
@@ -338,6 +340,7 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 out:
 	store_inflight(st, 0);
 	store_foreign_free(c.foreign);
+	store_lookup_free(c.cur_at);
 	git_diff_free(diff);
 	git_tree_free(tt);
 	git_tree_free(cur);

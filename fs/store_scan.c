@@ -643,7 +643,7 @@ int store_checkpoint_scan(struct store *st, int rootfd, const struct ckpt_meta *
 	}
 	r = store_scan_tree(st, rootfd, !head, progress, progress_arg, &tree, &skips, e);
 	if (r == 0)
-		r = store_commit_tree(st, &tree, meta, &skips, out_oid, e);
+		r = store_commit_tree(st, &tree, meta, &skips, NULL, out_oid, e);
 out:
 	store_inflight(st, 0);
 	git_commit_free(head);

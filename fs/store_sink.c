@@ -88,19 +88,24 @@ static int sink_exists(git_odb_backend *be, const git_oid *oid)
 	return sink_find((struct sink_backend *)be, oid) != NULL;
 }
 
-/* Keep a copy of an object whose id is known (the caller hashed it). */
+/* Keep an object whose id is known (the caller hashed it): a copy of
+ * data, or data itself when given (malloc'ed; ours then in any case). */
 static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data, size_t len,
-		    git_object_t type)
+		    git_object_t type, void *given)
 {
 	struct store_obj *o;
 
-	if (sink_find(b, oid))
+	if (sink_find(b, oid)) {
+		free(given);
 		return 0;
+	}
 	if ((b->n + 1) * 2 > b->nslots) {
 		size_t ns = b->nslots ? b->nslots * 2 : 256;
 		uint32_t *sl = calloc(ns, sizeof(*sl));
-		if (!sl)
+		if (!sl) {
+			free(given);
 			return -ENOMEM;
+		}
 		free(b->slots);
 		b->slots = sl;
 		b->nslots = ns;
@@ -110,16 +115,19 @@ static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 64;
 		struct store_obj *v = realloc(b->v, cap * sizeof(*v));
-		if (!v)
+		if (!v) {
+			free(given);
 			return -ENOMEM;
+		}
 		b->v = v;
 		b->cap = cap;
 	}
 	o = &b->v[b->n];
-	o->data = malloc(len ? len : 1);
+	o->data = given ? given : malloc(len ? len : 1);
 	if (!o->data)
 		return -ENOMEM;
-	memcpy(o->data, data, len);
+	if (!given)
+		memcpy(o->data, data, len);
 	o->oid = *oid;
 	o->type = type;
 	o->len = len;
@@ -131,7 +139,7 @@ static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data
 static int sink_write(git_odb_backend *be, const git_oid *oid, const void *data, size_t len,
 		      git_object_t type)
 {
-	return sink_add((struct sink_backend *)be, oid, data, len, type) < 0 ? -1 : 0;
+	return sink_add((struct sink_backend *)be, oid, data, len, type, NULL) < 0 ? -1 : 0;
 }
 
 int store_object_id(git_object_t type, const void *buf, size_t len, git_oid *oid)
@@ -157,14 +165,25 @@ int store_sink_put(struct store *st, git_object_t type, const void *buf, size_t 
 	int r = store_object_id(type, buf, len, oid);
 
 	if (r == 0)
-		r = sink_add(st->sink, oid, buf, len, type);
+		r = sink_add(st->sink, oid, buf, len, type, NULL);
 	return r;
+}
+
+int store_sink_give(struct store *st, git_object_t type, void *buf, size_t len, git_oid *oid)
+{
+	int r = store_object_id(type, buf, len, oid);
+
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	return sink_add(st->sink, oid, buf, len, type, buf);
 }
 
 int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
 		    const git_oid *oid)
 {
-	return sink_add(st->sink, oid, buf, len, type);
+	return sink_add(st->sink, oid, buf, len, type, NULL);
 }
 
 static void sink_clear(struct sink_backend *b)
