@@ -56,6 +56,10 @@ struct store {
 	int inflight_fd, state_fd; /* hermes-inflight, hermes-state (or -1) */
 	struct sink_backend *sink; /* owned by the odb */
 	char shallow[512]; /* `shallow` as the last walk from the head read it */
+	/* hermes-size as last seen: a collection rewrites it when it ends,
+	 * and the odb is then opened anew (store_odb_renew) */
+	ino_t collected_ino;
+	struct timespec collected_mtime;
 };
 
 /* A growing list of notes about files left out by the size cap. */
