@@ -134,8 +134,10 @@ static int fsio_rmdir_dirs_only(int dfd, const char *name, int depth)
 	return r;
 }
 
-static int fsio_write_all(int fd, const char *p, size_t left)
+int fsio_write_all(int fd, const void *buf, size_t left)
 {
+	const char *p = buf;
+
 	while (left > 0) {
 		ssize_t w = write(fd, p, left);
 		if (w < 0 && errno == EINTR)

@@ -108,6 +108,8 @@ int fsio_lstat(int rootfd, const char *relpath, struct stat *st);
  * component. With dir_mode (not 0), missing directories are made with
  * it and files or symlinks in their way are removed. */
 int fsio_open_parent(int rootfd, const char *relpath, mode_t dir_mode, const char **base);
+/* write() all of buf: 0 or a negative errno (-EIO for a short write of 0) */
+int fsio_write_all(int fd, const void *buf, size_t len);
 /* Replace relpath with a file of this content and mode, or a symlink to
  * content when is_link; missing parents get dir_mode. Atomically (a new
  * file renamed over) unless in_place and it is a regular file of one link:

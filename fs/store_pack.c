@@ -41,29 +41,13 @@ struct store_pack {
 
 #define PACK_CHUNK (1u << 17)
 
-static int pack_write_all(int fd, const void *buf, size_t len)
-{
-	const char *s = buf;
-
-	while (len > 0) {
-		ssize_t w = write(fd, s, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		s += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 static int pack_write(struct store_pack *p, const void *buf, size_t len, uint32_t *crc)
 {
 	int r;
 
 	if (crc)
 		*crc = (uint32_t)crc32(*crc, buf, (uInt)len);
-	if ((r = pack_write_all(p->fd, buf, len)) == 0)
+	if ((r = fsio_write_all(p->fd, buf, len)) == 0)
 		p->off += (uint64_t)len;
 	return r;
 }
@@ -395,7 +379,7 @@ static int pack_publish(struct store *st, int fd, const char *tmp, const struct 
 	ifd = open(tmpidx, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
 	if (ifd < 0)
 		return -errno;
-	r = pack_write_all(ifd, ibuf, ilen);
+	r = fsio_write_all(ifd, ibuf, ilen);
 	if (r == 0 && (fchmod(fd, 0444) < 0 || rename(tmp, pack) < 0))
 		r = -errno;
 	if (r == 0 && rename(tmpidx, idx) < 0)
@@ -450,7 +434,7 @@ struct pack_out {
 static void pack_out_flush(struct pack_out *o)
 {
 	if (o->err == 0 && o->used)
-		o->err = pack_write_all(o->fd, o->buf, o->used);
+		o->err = fsio_write_all(o->fd, o->buf, o->used);
 	o->used = 0;
 }
 
@@ -545,7 +529,7 @@ int store_pack_write_objects(struct store *st, const struct store_obj *v, size_t
 	pack_out_flush(&o);
 	r = o.err;
 	if (r == 0)
-		r = pack_write_all(o.fd, sha, 20);
+		r = fsio_write_all(o.fd, sha, 20);
 	if (r == 0) {
 		qsort(ents, n, sizeof(*ents), pack_ent_cmp);
 		r = pack_publish(st, o.fd, tmp, ents, n, sha);
