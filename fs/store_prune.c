@@ -166,9 +166,8 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 		"  [ \"$F\" -lt \"$P\" ] 2>/dev/null && P=$(( F - 2 )); echo @$P\n"
 		"}\n"
 		"run() {\n"
-		"  exec 9>>\"$D/gc.lock\"\n"
-		"  if [ \"$3\" = wait ]; then flock 9\n"
-		"  else flock -n 9 || { : >\"$D/gc.again\"; exit 0; }; fi\n"
+		/* in the background fd 9 holds the lock, taken by our caller */
+		"  if [ \"$3\" = wait ]; then exec 9>>\"$D/gc.lock\"; flock 9; fi\n"
 		"  M=$4\n"
 		"  while :; do\n"
 		"    rm -f \"$D/gc.again\"; P=$(expiry \"$2\")\n"
@@ -198,7 +197,7 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 	posix_spawnattr_t attr;
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
-	int status, r;
+	int status, r, lockfd = -1;
 
 	snprintf(home, sizeof(home), "HOME=%s", st->dir);
 	snprintf(grace, sizeof(grace), "%d", prune_grace());
@@ -209,9 +208,31 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 		prune_write_num(st, "hermes-gc-budget",
 				mode == PRUNE_FULL ? disk : disk - prune_biggest_pack(st));
 	}
+	if (!wait) {
+		/* The lock is taken here and handed to the collection as fd 9:
+		 * taken by the script, it left a moment in which the next
+		 * checkpoint saw no collection running, wrote its pack without
+		 * waiting, and the collection's new pack beside the old ones
+		 * then passed the cap (store_disk_cap.sh, under load). */
+		char lock[PATH_MAX + 16];
+		snprintf(lock, sizeof(lock), "%s/gc.lock", st->dir);
+		lockfd = open(lock, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (lockfd < 0)
+			return err_sys(e, -errno, "cannot open %s", lock);
+		if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+			/* one runs: it goes round once more (full) */
+			close(lockfd);
+			snprintf(lock, sizeof(lock), "%s/gc.again", st->dir);
+			close(open(lock, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+			st->written_since_gc = 0;
+			return 0;
+		}
+	}
 	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (lockfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, lockfd, 9);
 	if (!wait) {
 		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
@@ -234,6 +255,8 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 	r = posix_spawn(&pid, prog, &fa, &attr, av, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	if (lockfd >= 0)
+		close(lockfd); /* the collection's fd 9 holds the lock now */
 	if (r != 0)
 		return err_sys(e, -r, "cannot start git gc");
 	st->written_since_gc = 0;
