@@ -578,11 +578,11 @@ int ckptd_ctl_restore(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr
 	 * write falls between them (where no checkpoint would hold it). The
 	 * restore therefore writes the tree below, not through the mount
 	 * (a held-off writer may hold kernel locks the mount would need), and
-	 * the kernel's caches of what it changed are dropped after. */
-	/* Pages written through a map or the writeback cache are the
-	 * kernel's until it sends them: out with them first (their writes
-	 * pass the gate), so the safety checkpoint holds them and none lands
-	 * on the restored file afterwards. */
+	 * the kernel's caches of what it changed are dropped after. Pages
+	 * written through a map or the writeback cache are the kernel's
+	 * until it sends them: out with them first (their writes pass the
+	 * gate), so the safety checkpoint holds them and none lands on the
+	 * restored file afterwards. */
 	mfd = open(fs->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (mfd >= 0) {
 		inode_sync_writers(fs, mfd);

@@ -88,10 +88,11 @@ pids+=($!)
 ) &
 pids+=($!)
 # readers
-tail -n +1 -f "$TREE/ap1.txt" >/dev/null 2> >(grep -v "file truncated$" >"$T/w/err.tail1") &
-pids+=($!)
-tail -n +1 -f "$TREE/held.txt" >/dev/null 2> >(grep -v "file truncated$" >"$T/w/err.tail2") &
-pids+=($!)
+# (a rollback may cut a file: tail says so, which is no error)
+for f in ap1 held; do
+	tail -n +1 -f "$TREE/$f.txt" >/dev/null 2> >(grep -v "file truncated$" >"$T/w/err.tail.$f") &
+	pids+=($!)
+done
 (
 	while [ ! -e "$T/stop" ]; do
 		cat "$TREE"/*.txt "$TREE/mm.log" >/dev/null 2>>"$T/w/err.cat" || echo "cat failed" >>"$T/w/err.cat"
