@@ -63,6 +63,9 @@ struct hfs_inode {
 	 * reach this record by a cached name, and an open then answers ESTALE,
 	 * so the kernel looks the name up again and finds the new file */
 	atomic_int replaced;
+	/* the monotonic second of its last write through us: its size may
+	 * still be settling in the kernel (inode_attr_timeout) */
+	atomic_uint written_s;
 
 	/* passthrough.c, under hfs.pt_lock: the kernel's id for this file as
 	 * a backing file (0: none), and our open handles of each kind */
@@ -195,6 +198,10 @@ void inode_table_free(struct hfs *fs);
 struct hfs_inode *inode_get(struct hfs *fs, fuse_ino_t ino);
 /* The inode number the mount shows for (dev, ino) below. */
 ino_t inode_ino_out(struct hfs *fs, dev_t dev, ino_t ino);
+/* How long the kernel may keep the attributes of in (of type mode). */
+double inode_attr_timeout(const struct hfs_inode *in, mode_t mode);
+/* Note that in was just written through us. */
+void inode_wrote(struct hfs_inode *in);
 /* Look name up below parent; on success *out holds one new kernel reference
  * and e is filled. ENOENT is returned as is (callers cache it). */
 int inode_lookup(struct hfs *fs, struct hfs_inode *parent, const char *name,

@@ -78,7 +78,7 @@ void hfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -r);
 	} else {
 		st.st_ino = inode_ino_out(fs, st.st_dev, st.st_ino);
-		fuse_reply_attr(req, &st, HFS_TIMEOUT);
+		fuse_reply_attr(req, &st, inode_attr_timeout(inode_get(fs, ino), st.st_mode));
 	}
 }
 
@@ -171,7 +171,7 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 		fuse_reply_err(req, -r);
 	} else {
 		st.st_ino = inode_ino_out(fs, st.st_dev, st.st_ino);
-		fuse_reply_attr(req, &st, HFS_TIMEOUT);
+		fuse_reply_attr(req, &st, inode_attr_timeout(inode_get(fs, ino), st.st_mode));
 	}
 }
 

@@ -261,6 +261,8 @@ void hfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off
 	out.buf[0].pos = off;
 	n = fuse_buf_copy(&out, bufv, 0);
 	if (n > 0)
+		inode_wrote(inode_get(fs, ino));
+	if (n > 0)
 		hfs_kill_suidgid(req, ino, hfs_fh_fd(fi), (fi->fh & HFS_FH_DIRECT) != 0);
 	track_done(req, &tk);
 	if (n < 0)

@@ -112,10 +112,8 @@ while not os.path.exists(t + "/stop"):
                 m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
             except ValueError:
                 # mmap's own fstat saw a smaller size than ours a moment
-                # before, on a file only ever appended to: a known fault
-                # of the daemon's write path (1 in ~100,000 opens; seen
-                # with -o nopassthrough too), counted, not yet fixed
-                open(t + "/w/known.size_back", "a").write("%d\n" % size)
+                # before, on a file only ever appended to
+                open(t + "/w/err.size_back", "a").write("size went back from %d\n" % size)
                 os.close(fd)
                 continue
             data = m[:]
@@ -167,8 +165,6 @@ if [ -s "$T/w/err.sed" ]; then
 	t_log "sed -i lost its temporary file to a rollback $(grep -c 'cannot rename' "$T/w/err.sed") times"
 	mv "$T/w/err.sed.other" "$T/w/err.sed"
 fi
-[ -s "$T/w/known.size_back" ] &&
-	t_log "KNOWN: the size of an appended file went backwards $(wc -l <"$T/w/known.size_back") times (not yet fixed)"
 for f in "$T"/w/err.*; do
 	[ -s "$f" ] && t_check_fail "${f##*/err.}: $(sort "$f" | uniq -c | sort -rn | head -3 | tr '\n' '|')"
 done
