@@ -259,6 +259,35 @@ int fsio_rmdir_empty_parents(int rootfd, const char *relpath)
 	return 0;
 }
 
+int fsio_mkdir(int rootfd, const char *relpath, mode_t dir_mode)
+{
+	const char *base;
+	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, dir_mode, &base);
+	struct stat sb;
+
+	if (dfd < 0)
+		return dfd;
+	if (mkdirat(dfd, base, dir_mode & 07777) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return S_ISDIR(sb.st_mode) ? 0 : -EEXIST;
+}
+
+int fsio_rmdir(int rootfd, const char *relpath)
+{
+	const char *base;
+	_cleanup_close_ int dfd = fsio_open_parent(rootfd, relpath, 0, &base);
+
+	if (dfd < 0)
+		return dfd == -ENOENT ? 0 : dfd;
+	if (unlinkat(dfd, base, AT_REMOVEDIR) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return 0;
+}
+
 int fsio_remove(int rootfd, const char *relpath)
 {
 	const char *base;

@@ -121,6 +121,12 @@ int fsio_write(int rootfd, const char *relpath, const void *buf, size_t len,
  * parent directories that became empty. */
 int fsio_remove(int rootfd, const char *relpath);
 int fsio_rmdir_empty_parents(int rootfd, const char *relpath);
+/* Make directory relpath and its missing parents, all with dir_mode: 0
+ * when a directory is there (made or not), -EEXIST when something else. */
+int fsio_mkdir(int rootfd, const char *relpath, mode_t dir_mode);
+/* Remove directory relpath if it is empty: 0 when done or nothing is
+ * there, -ENOTEMPTY, -ENOTDIR or another negative errno when not. */
+int fsio_rmdir(int rootfd, const char *relpath);
 /* Hash the blob of an open file of known size and keep it for the next
  * flush unless its id is have (-EAGAIN: it changed while being read). */
 int fsio_hash_fd(struct store *st, int fd, size_t size, const git_oid *have, git_oid *out);

@@ -36,6 +36,7 @@ struct paths_ctx {
 	int count_by_diff;
 	const struct ckpt_meta *meta;
 	struct store_foreign *foreign; /* git repositories, virtualenvs met */
+	int empty_put;                 /* the empty tree is in the store */
 	struct herr *e;
 };
 
@@ -179,6 +180,11 @@ static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 
 static int paths_one(struct paths_ctx *c, const char *rel, int parents_known);
 
+/* git's empty tree: what an empty directory is recorded as */
+static const git_oid paths_empty_tree = { { 0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9, 0xa0,
+					    0x60, 0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88, 0xfb, 0xee,
+					    0x49, 0x04 } };
+
 /* A directory: everything below it now, and what of it is gone. */
 static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_sub)
 {
@@ -262,7 +268,10 @@ static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 	if (r < 0)
 		goto out;
 	if (S_ISDIR(sb.st_mode)) {
-		r = paths_dir(c, rel, was_tree ? store_lookup_tree(c->prev_at, rel) : NULL);
+		/* the directory itself: kept even when nothing in it is */
+		r = upd_push(&c->up, rel, &paths_empty_tree, GIT_FILEMODE_TREE);
+		if (r == 0)
+			r = paths_dir(c, rel, was_tree ? store_lookup_tree(c->prev_at, rel) : NULL);
 		goto out;
 	}
 	if (S_ISREG(sb.st_mode) && sb.st_size > c->st->max_file_bytes && (!te || was_tree)) {
@@ -307,8 +316,10 @@ out:
 
 /* The new tree: the previous one with the removals, then the upserts,
  * applied level by level. Only the trees on the paths of updates are read
- * and rewritten; they go straight to the sink (store_sink_put), and a tree
- * left empty disappears from its parent. */
+ * and rewritten; they go straight to the sink (store_sink_put). A
+ * directory is an upsert of mode tree (its contents come as their own
+ * ops); a tree left empty stays, as git's empty tree, while its directory
+ * is there. */
 struct tree_op {
 	const char *path; /* relative to the level being built */
 	const struct upd *u;
@@ -475,10 +486,35 @@ static void tree_count(struct paths_ctx *c, const git_tree_entry *old, const git
 		c->count_by_diff = 1;
 }
 
-/* Build base (may be NULL) with ops[0..n) applied into *oid (ops are
- * reordered); *empty when nothing is left, and then nothing is written. */
-static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op *ops, size_t n,
-		      git_oid *oid, int *empty)
+/* The empty tree's id, written into the store once per checkpoint. */
+static int paths_empty(struct paths_ctx *c, git_oid *oid)
+{
+	int r = 0;
+
+	if (!c->empty_put) {
+		r = store_sink_put(c->st, GIT_OBJECT_TREE, "", 0, oid);
+		if (r < 0)
+			return err_sys(c->e, r, "cannot build the checkpoint tree");
+		c->empty_put = 1;
+	}
+	*oid = paths_empty_tree;
+	return 0;
+}
+
+/* Is the directory at rel still there, and tracked? */
+static int paths_dir_stays(struct paths_ctx *c, const char *rel)
+{
+	struct stat sb;
+
+	return fsio_lstat(c->rootfd, rel, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	       !store_ignore_match(c->st->ignore, rel, 1);
+}
+
+/* Build base (may be NULL), the tree of directory dir ("" for the root),
+ * with ops[0..n) applied into *oid (ops are reordered); *empty when
+ * nothing is left, and then nothing is written. */
+static int tree_build(struct paths_ctx *c, const git_tree *base, const char *dir,
+		      struct tree_op *ops, size_t n, git_oid *oid, int *empty)
 {
 	size_t nv = 0, ng = 0;
 	_cleanup_free_ struct tree_ent *v = calloc(n + 1, sizeof(*v));
@@ -493,8 +529,8 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 		size_t len = tree_name_len(name), m = 0;
 		const git_tree_entry *be = NULL, *old;
 		const struct upd *blob = NULL;
-		int removed = 0, deeper_up = 0, deeper = 0, be_tree;
-		char nm[NAME_MAX + 1];
+		int removed = 0, deeper_up = 0, deeper = 0, be_tree, is_dir = 0;
+		char nm[NAME_MAX + 1], sub_dir[PATH_MAX];
 
 		for (j = i; j < n && strncmp(ops[j].path, name, len) == 0 &&
 			    (ops[j].path[len] == '\0' || ops[j].path[len] == '/');
@@ -507,6 +543,10 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 				deeper = 1;
 				deeper_up |= !ops[j].remove;
 			}
+		}
+		if (blob && blob->mode == GIT_FILEMODE_TREE) {
+			is_dir = 1; /* a directory that is there */
+			blob = NULL;
 		}
 		if (len > NAME_MAX)
 			continue; /* cannot exist */
@@ -524,11 +564,19 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 		}
 		if (!deeper || (be && !be_tree && !deeper_up)) {
 			/* nothing below a file to remove: it stays */
-			if (be)
+			if (be) {
 				v[nv++] = (struct tree_ent){ name, len, git_tree_entry_filemode(be),
 							     *git_tree_entry_id(be) };
-			else if (old)
+				continue;
+			}
+			if (old)
 				tree_count(c, old, NULL, 0);
+			if (is_dir) { /* made again, or new: empty so far */
+				git_oid eo;
+				if ((r = paths_empty(c, &eo)) < 0)
+					break;
+				v[nv++] = (struct tree_ent){ name, len, GIT_FILEMODE_TREE, eo };
+			}
 			continue;
 		}
 		/* below: the new subtree counts its own changes against be;
@@ -551,8 +599,15 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, struct tree_op 
 			if (ops[k].path[len] == '/')
 				ops[i + m++] = (struct tree_op){ ops[k].path + len + 1, ops[k].u,
 								 ops[k].remove };
-		r = tree_build(c, sub, ops + i, m, &sub_oid, &sub_empty);
+		snprintf(sub_dir, sizeof(sub_dir), "%s%s%s", dir, dir[0] ? "/" : "", nm);
+		r = tree_build(c, sub, sub_dir, ops + i, m, &sub_oid, &sub_empty);
 		git_tree_free(sub);
+		/* emptied: kept while the directory is there (a removal of the
+		 * files in it names no directory) */
+		if (r == 0 && sub_empty && (is_dir || paths_dir_stays(c, sub_dir))) {
+			r = paths_empty(c, &sub_oid);
+			sub_empty = 0;
+		}
 		if (r == 0 && !sub_empty)
 			v[nv++] = (struct tree_ent){ name, len, GIT_FILEMODE_TREE, sub_oid };
 	}
@@ -582,7 +637,7 @@ static int paths_build(struct paths_ctx *c, git_oid *tree_oid)
 	for (size_t i = 0; i < c->up.n; i++)
 		ops[n++] = (struct tree_op){ c->up.v[i].path, &c->up.v[i], 0 };
 	qsort(ops, n, sizeof(*ops), tree_op_cmp);
-	r = tree_build(c, c->prev, ops, n, tree_oid, &empty);
+	r = tree_build(c, c->prev, "", ops, n, tree_oid, &empty);
 	if (r == 0 && empty) {
 		r = store_sink_put(c->st, GIT_OBJECT_TREE, "", 0, tree_oid);
 		if (r < 0)

@@ -1,7 +1,8 @@
 /* Restore: make the tracked part of the tree (or some paths of it) equal to
  * a checkpoint, by applying the difference between the newest checkpoint
  * (the tree as it is, after the caller's safety checkpoint) and the target.
- * Deletions first (emptied directories pruned), then atomic writes. */
+ * Deletions first (emptied directories pruned), then atomic writes, then
+ * the directories: the target's empty ones made, the ones it lacks gone. */
 #include "store_int.h"
 
 #include <errno.h>
@@ -227,6 +228,148 @@ static void restore_remove(struct restore_ctx *c, const char *path)
 		restore_old_gone(c, path, &old);
 }
 
+/* git's empty tree: an empty directory in a checkpoint */
+static const git_oid restore_empty_tree = { { 0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9,
+					      0xa0, 0x60, 0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88,
+					      0xfb, 0xee, 0x49, 0x04 } };
+
+static int restore_dir_excluded(struct restore_ctx *c, const char *path)
+{
+	return store_ignore_match(c->st->ignore, path, 1) ||
+	       store_foreign_match(c->foreign, c->rootfd, path, 1, 0);
+}
+
+/* An empty directory of the target: made, unless a file no checkpoint
+ * holds stands there (kept, as for files). */
+static void restore_mkdir(struct restore_ctx *c, const char *path)
+{
+	struct stat sb;
+	int r;
+
+	if (fsio_lstat(c->rootfd, path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return;
+	r = fsio_mkdir(c->rootfd, path, S_IFDIR | (0777 & ~c->umask));
+	if (r == -EEXIST || r == -ENOTDIR)
+		restore_keep(c, path);
+	else if (r < 0)
+		restore_fail(c, r, path, NULL);
+	else
+		restore_changed(c, path);
+}
+
+/* A directory of the current tree the target lacks: removed once empty
+ * (what is left in it is untracked, and stays). */
+static void restore_rmdir(struct restore_ctx *c, const char *path)
+{
+	struct stat sb;
+
+	if (fsio_lstat(c->rootfd, path, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		return;
+	if (fsio_rmdir(c->rootfd, path) == 0)
+		restore_changed(c, path);
+}
+
+/* path (of length len, room for PATH_MAX) with /name appended; its new
+ * length, or 0 when it would not fit. */
+static size_t restore_join(char *path, size_t len, const char *name)
+{
+	int n = snprintf(path + len, PATH_MAX - len, "%s%s", len ? "/" : "", name);
+
+	return n < 0 || (size_t)n >= PATH_MAX - len ? 0 : len + (size_t)n;
+}
+
+static void restore_dirs(struct restore_ctx *c, const git_tree *cur, const git_tree *tgt,
+			 char *path, size_t len);
+
+/* The directory at path: in the target as tgt_e, in the current tree as
+ * cur_e (either may be NULL or not a tree). */
+static void restore_dir_at(struct restore_ctx *c, const git_tree_entry *cur_e,
+			   const git_tree_entry *tgt_e, char *path, size_t len)
+{
+	int cur_tree = cur_e && git_tree_entry_type(cur_e) == GIT_OBJECT_TREE;
+	int tgt_tree = tgt_e && git_tree_entry_type(tgt_e) == GIT_OBJECT_TREE;
+	git_tree *cs = NULL, *ts = NULL;
+	int empty;
+
+	if ((!cur_tree && !tgt_tree) ||
+	    (cur_tree && tgt_tree && git_oid_equal(git_tree_entry_id(cur_e), git_tree_entry_id(tgt_e))))
+		return;
+	if (restore_dir_excluded(c, path))
+		return;
+	empty = tgt_tree && git_oid_equal(git_tree_entry_id(tgt_e), &restore_empty_tree);
+	if (tgt_tree && !empty && git_tree_lookup(&ts, c->st->repo, git_tree_entry_id(tgt_e)) < 0) {
+		restore_fail(c, -EIO, path, "the checkpoint lacks its directory");
+		return;
+	}
+	/* an unreadable current tree only means less to remove */
+	if (cur_tree && git_tree_lookup(&cs, c->st->repo, git_tree_entry_id(cur_e)) < 0)
+		cs = NULL;
+	restore_dirs(c, cs, ts, path, len);
+	if (!tgt_tree)
+		restore_rmdir(c, path);
+	else if (empty)
+		restore_mkdir(c, path);
+	git_tree_free(cs);
+	git_tree_free(ts);
+}
+
+/* Directories, once the files are done: those the target holds empty are
+ * made, those of the current tree the target lacks are removed when
+ * empty. Only subtrees that differ are walked. */
+static void restore_dirs(struct restore_ctx *c, const git_tree *cur, const git_tree *tgt,
+			 char *path, size_t len)
+{
+	size_t nt = tgt ? git_tree_entrycount(tgt) : 0, nc = cur ? git_tree_entrycount(cur) : 0;
+
+	for (size_t i = 0; i < nt; i++) {
+		const git_tree_entry *te = git_tree_entry_byindex(tgt, i);
+		size_t l;
+
+		if (git_tree_entry_type(te) != GIT_OBJECT_TREE ||
+		    !(l = restore_join(path, len, git_tree_entry_name(te))))
+			continue;
+		restore_dir_at(c, cur ? git_tree_entry_byname(cur, git_tree_entry_name(te)) : NULL,
+			       te, path, l);
+		path[len] = '\0';
+	}
+	for (size_t i = 0; i < nc; i++) {
+		const git_tree_entry *ce = git_tree_entry_byindex(cur, i), *te;
+		size_t l;
+
+		if (git_tree_entry_type(ce) != GIT_OBJECT_TREE)
+			continue;
+		te = tgt ? git_tree_entry_byname(tgt, git_tree_entry_name(ce)) : NULL;
+		if ((te && git_tree_entry_type(te) == GIT_OBJECT_TREE) ||
+		    !(l = restore_join(path, len, git_tree_entry_name(ce))))
+			continue; /* a directory in both was walked above */
+		restore_dir_at(c, ce, NULL, path, l);
+		path[len] = '\0';
+	}
+}
+
+/* The same for the paths of a partial restore. */
+static void restore_dirs_paths(struct restore_ctx *c, git_tree *cur, git_tree *tgt,
+			       const char *const *paths, size_t npaths)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < npaths; i++) {
+		git_tree_entry *ce = NULL, *te = NULL;
+		size_t l = strlen(paths[i]);
+
+		if (l == 0 || l >= sizeof(path))
+			continue;
+		memcpy(path, paths[i], l + 1);
+		if (git_tree_entry_bypath(&ce, cur, paths[i]) < 0)
+			ce = NULL;
+		if (git_tree_entry_bypath(&te, tgt, paths[i]) < 0)
+			te = NULL;
+		restore_dir_at(c, ce, te, path, l);
+		git_tree_entry_free(ce);
+		git_tree_entry_free(te);
+	}
+}
+
 /* Fail early for paths in neither the target nor the current tree (nor,
  * before the safety checkpoint, rootfd >= 0, on the disk). */
 static int restore_check_paths(git_tree *target, git_tree *cur, int rootfd,
@@ -335,6 +478,12 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 		if (d->status != GIT_DELTA_DELETED)
 			restore_write(&c, &d->new_file);
+	}
+	if (npaths) {
+		restore_dirs_paths(&c, cur, tt, paths, npaths);
+	} else {
+		char path[PATH_MAX] = "";
+		restore_dirs(&c, cur, tt, path, 0);
 	}
 	rc = c.first_err;
 out:

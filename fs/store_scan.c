@@ -415,8 +415,9 @@ static int scan_file(struct scan_ctx *c, int dirfd, const char *name, const char
 	return 0;
 }
 
-/* Scan directory dirfd (owned) at rel ("" for the root) into *oid;
- * *nonempty tells whether it holds anything tracked. */
+/* Scan directory dirfd (owned) at rel ("" for the root) into *oid (the
+ * empty tree when it holds nothing tracked); *nonempty tells whether it
+ * holds anything tracked, empty directories included. */
 static int scan_dir(struct scan_ctx *c, int fd, char *rel, size_t rlen, git_oid *oid,
 		    int *nonempty)
 {
@@ -459,8 +460,10 @@ static int scan_dir(struct scan_ctx *c, int fd, char *rel, size_t rlen, git_oid 
 				close(cfd);
 				goto next;
 			}
+			/* an empty directory is kept as git's empty tree, which
+			 * the git CLI reads (and fsck --strict passes) */
 			r = scan_dir(c, cfd, rel, rlen + nlen + (rlen ? 1 : 0), &soid, &sub);
-			if (r == 0 && sub && bld &&
+			if (r == 0 && bld &&
 			    git_treebuilder_insert(NULL, bld, name, &soid, GIT_FILEMODE_TREE) == 0)
 				*nonempty = 1;
 		} else if (S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) {
@@ -480,7 +483,7 @@ static int scan_dir(struct scan_ctx *c, int fd, char *rel, size_t rlen, git_oid 
 next:
 		rel[rlen] = '\0';
 	}
-	if (r == 0 && bld && *nonempty && STORE_RETRY(git_treebuilder_write(oid, bld)) < 0)
+	if (r == 0 && bld && STORE_RETRY(git_treebuilder_write(oid, bld)) < 0)
 		r = store_git_err(c->e, -EIO, "cannot write a tree");
 	git_treebuilder_free(bld);
 	return r;

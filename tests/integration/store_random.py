@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Randomized checkpoint/restore test: random trees and random edit
 sequences (contents, exec bits, symlinks, deletions, dir<->file swaps,
-empty files, renames), a checkpoint after each step (full scan or the list
+empty files, empty directories, renames), a checkpoint after each step (full scan or the list
 of changed paths, as the filesystem will give it), then every checkpoint
 restored in random order and compared with a copy of the tree taken when it
 was made. Excluded paths must never be touched by a restore.
@@ -30,7 +30,7 @@ def excluded(rel):
 
 
 def snapshot():
-    """Tracked state: path -> ('f', bytes, exec) | ('l', target)."""
+    """Tracked state: path -> ('f', bytes, exec) | ('l', target) | ('d',)."""
     out = {}
     for root, dirs, files in os.walk(TREE):
         rel_root = os.path.relpath(root, TREE)
@@ -39,6 +39,8 @@ def snapshot():
             rel = os.path.normpath(os.path.join(rel_root, name))
             if os.path.islink(p):
                 out[rel] = ("l", os.readlink(p))
+            elif not excluded(rel):
+                out[rel] = ("d",)  # empty or not, a directory is part of the tree
             if excluded(rel) or os.path.islink(p):
                 dirs.remove(name)
         for name in files:
