@@ -39,6 +39,12 @@ struct hfs_ckpt {
 	struct store_ignore *retired[16];     /* store_lock */
 	size_t nretired;                      /* store_lock */
 	char off_reason[512];                 /* set once before the loop */
+	/* over checkpoints.max_files: nothing is tracked (writes cost what
+	 * they cost with checkpoints off) and no scan runs again until
+	 * 'hermesctl checkpoint' finds the tree under the cap */
+	atomic_int paused;
+	pthread_mutex_t pause_lock; /* guards paused_reason */
+	char paused_reason[512];
 
 	int mount_marked;   /* store_mount_begin() done: end it at unmount */
 	int previous_died;  /* the previous daemon of the tree never ended */
@@ -52,7 +58,17 @@ struct hfs_ckpt {
 
 struct turns *ckptd_turns(struct hfs_ckpt *c)
 {
-	return c->turns;
+	return atomic_load(&c->paused) ? NULL : c->turns;
+}
+
+static void ckptd_pause(struct hfs_ckpt *c, const char *why)
+{
+	pthread_mutex_lock(&c->pause_lock);
+	snprintf(c->paused_reason, sizeof(c->paused_reason), "%s", why);
+	pthread_mutex_unlock(&c->pause_lock);
+	if (!atomic_exchange(&c->paused, 1))
+		log_err("checkpoints are OFF for %s: %s (writes still go through)", c->fs->source,
+			why);
 }
 
 static struct store_ignore *ckptd_load_ignore(struct hfs_ckpt *c)
@@ -141,6 +157,9 @@ static int ckptd_commit(void *arg, const struct turn_checkpoint_req *req, struct
 		log_debug("no checkpoint for \"%s\": nothing changed", req->reason);
 	else
 		log_err("checkpoint \"%s\" failed: %s", req->reason, e->msg);
+	/* over the file cap (the first scan found it so): stop trying */
+	if (r == -EFBIG && store_disabled_reason(c->store))
+		ckptd_pause(c, e->msg);
 	return r;
 }
 
@@ -184,6 +203,7 @@ int ckptd_start(struct hfs *fs, struct herr *e)
 	c->lower_fd = -1;
 	pthread_mutex_init(&c->op_lock, NULL);
 	pthread_mutex_init(&c->store_lock, NULL);
+	pthread_mutex_init(&c->pause_lock, NULL);
 	if ((r = config_load(NULL, &c->cfg, e)) < 0) {
 		free(c);
 		return r;
@@ -214,11 +234,6 @@ int ckptd_start(struct hfs *fs, struct herr *e)
 		snprintf(c->off_reason, sizeof(c->off_reason), "%s", se.msg);
 		goto off;
 	}
-	if (store_disabled_reason(c->store)) {
-		snprintf(c->off_reason, sizeof(c->off_reason), "%s",
-			 store_disabled_reason(c->store));
-		goto off;
-	}
 	r = store_mount_begin(c->store);
 	if (r < 0)
 		log_warn("cannot mark the store %s as in use: %s", store_dir(c->store),
@@ -236,6 +251,21 @@ int ckptd_start(struct hfs *fs, struct herr *e)
 		goto off;
 	}
 	pt_track_setup(fs);
+	/* a tree with no checkpoint yet is counted against the file cap now
+	 * (bounded by the cap), so that the mount says at once what holds */
+	if (!store_disabled_reason(c->store)) {
+		struct ckpt_info *v = NULL;
+		size_t n = 0;
+
+		if (store_list(c->store, &v, &n, &se) == 0 && n == 0 &&
+		    store_recheck(c->store, c->lower_fd, NULL, &se) == -EFBIG)
+			log_info("%s", se.msg);
+		free(v);
+	}
+	if (store_disabled_reason(c->store)) {
+		ckptd_pause(c, store_disabled_reason(c->store));
+		return 0;
+	}
 	atomic_store(&c->baseline_running, 1);
 	if (pthread_create(&c->baseline, NULL, ckptd_baseline_main, c) != 0) {
 		atomic_store(&c->baseline_running, 0);
@@ -261,7 +291,7 @@ void ckptd_stop(struct hfs *fs)
 		return;
 	if (c->baseline_started)
 		pthread_join(c->baseline, NULL);
-	if (c->turns) {
+	if (c->turns && !atomic_load(&c->paused)) {
 		/* the tree as it is left: the next mount then finds nothing to
 		 * re-validate unless something changed while unmounted */
 		struct herr e = HERR_INIT;
@@ -281,6 +311,7 @@ void ckptd_stop(struct hfs *fs)
 		close(c->lower_fd);
 	pthread_mutex_destroy(&c->op_lock);
 	pthread_mutex_destroy(&c->store_lock);
+	pthread_mutex_destroy(&c->pause_lock);
 	free(c);
 }
 
@@ -293,6 +324,15 @@ void ckptd_status(struct hfs *fs, cJSON *resp)
 	if (!c || !c->turns) {
 		cJSON_AddBoolToObject(o, "enabled", 0);
 		cJSON_AddStringToObject(o, "reason", c ? c->off_reason : "not started");
+		return;
+	}
+	if (atomic_load(&c->paused)) {
+		cJSON_AddBoolToObject(o, "enabled", 0);
+		pthread_mutex_lock(&c->pause_lock);
+		cJSON_AddStringToObject(o, "reason", c->paused_reason);
+		pthread_mutex_unlock(&c->pause_lock);
+		cJSON_AddBoolToObject(o, "over_cap", 1);
+		cJSON_AddStringToObject(o, "store", store_dir(c->store));
 		return;
 	}
 	cJSON_AddBoolToObject(o, "enabled", 1);
@@ -354,6 +394,38 @@ static void ckptd_head(struct hfs_ckpt *c, struct herr *e)
 	free(v);
 }
 
+/* The user acted on a tree over the file cap (edited .hermesignore, raised
+ * checkpoints.max_files) and asks for a checkpoint: count again with the
+ * config as it is now; under the cap, tracking resumes and the checkpoint
+ * that follows is the tree's first, a full scan. */
+static int ckptd_resume(struct hfs_ckpt *c, struct herr *e)
+{
+	struct config *cfg = NULL;
+	int r = config_load(NULL, &cfg, e);
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&c->store_lock);
+	r = store_recheck(c->store, c->lower_fd, cfg, e);
+	if (r == 0 && c->nretired < sizeof(c->retired) / sizeof(c->retired[0])) {
+		struct store_ignore *ig = ckptd_load_ignore(c);
+		if (ig)
+			c->retired[c->nretired++] = atomic_exchange(&c->ignore, ig);
+	}
+	pthread_mutex_unlock(&c->store_lock);
+	config_free(cfg);
+	if (r < 0) {
+		if (r == -EFBIG)
+			ckptd_pause(c, e->msg);
+		return r;
+	}
+	turns_need_full_scan(c->turns);
+	atomic_store(&c->paused, 0);
+	log_info("checkpoints on again for %s: the tree is under checkpoints.max_files",
+		 c->fs->source);
+	return 0;
+}
+
 int ckptd_ctl_checkpoint(struct hfs *fs, const cJSON *req, cJSON *resp, struct herr *e)
 {
 	struct hfs_ckpt *c = fs->ckpt;
@@ -362,7 +434,9 @@ int ckptd_ctl_checkpoint(struct hfs *fs, const cJSON *req, cJSON *resp, struct h
 	if ((r = ckptd_need(fs, e)) < 0)
 		return r;
 	pthread_mutex_lock(&c->op_lock);
-	r = turns_checkpoint_now(c->turns, req_str(req, "reason", "checkpoint"), e);
+	r = atomic_load(&c->paused) ? ckptd_resume(c, e) : 0;
+	if (r == 0)
+		r = turns_checkpoint_now(c->turns, req_str(req, "reason", "checkpoint"), e);
 	pthread_mutex_lock(&c->store_lock);
 	if (r >= 0) {
 		ckptd_head(c, e);

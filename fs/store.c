@@ -259,6 +259,8 @@ static int store_write_config(git_repository *repo, const char *tree, struct her
 
 static void store_apply_config(struct store *st, const struct config *cfg)
 {
+	free(st->cfg_rules);
+	st->cfg_rules = NULL;
 	const cJSON *ex = cfg ? config_list(cfg, "checkpoints.exclude") : NULL;
 	const cJSON *it;
 	size_t len = 0;
@@ -408,6 +410,20 @@ const char *store_tree_path(const struct store *st)
 const char *store_dir(const struct store *st)
 {
 	return st->dir;
+}
+
+int store_recheck(struct store *st, int rootfd, const struct config *cfg, struct herr *e)
+{
+	int r;
+
+	if (cfg)
+		store_apply_config(st, cfg);
+	store_inflight(st, 1);
+	r = store_baseline_check(st, rootfd, e);
+	/* the first checkpoint's scan need not count again */
+	st->counted_ok = r == 0;
+	store_inflight(st, 0);
+	return r;
 }
 
 const char *store_disabled_reason(const struct store *st)

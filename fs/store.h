@@ -87,6 +87,12 @@ const char *store_tree_path(const struct store *st);
 const char *store_dir(const struct store *st);
 /* Why checkpoints are off for this tree (over the file cap), else NULL. */
 const char *store_disabled_reason(const struct store *st);
+/* For a tree without checkpoints yet (or one the cap turned them off
+ * for): count its files against checkpoints.max_files, as cfg (NULL: as
+ * opened) now says, and say so in store_disabled_reason. Bounded by the
+ * cap, not by the tree. 0 (under it), -EFBIG (over it, e says why and
+ * what to do) or another negative errno. */
+int store_recheck(struct store *st, int rootfd, const struct config *cfg, struct herr *e);
 /* A daemon serves the tree: hermes-mounted (its pid) stays in the store
  * until store_mount_end() at a clean unmount, so that the next mount can
  * tell a daemon that died (kill -9, a crash, a power loss) from one that

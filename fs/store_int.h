@@ -36,6 +36,7 @@ struct store {
 	char dir[PATH_MAX];  /* the bare repository */
 	char tree[PATH_MAX]; /* the protected tree */
 	char disabled[512];  /* why checkpoints are off, or "" */
+	int counted_ok;      /* store_recheck found the tree under the cap */
 	char *cfg_rules;              /* checkpoints.exclude, one per line */
 	struct store_ignore *ignore;  /* defaults + cfg_rules + .hermesignore */
 	struct timespec ignore_mtime;    /* of the .hermesignore in use */

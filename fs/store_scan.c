@@ -505,15 +505,15 @@ int store_baseline_check(struct store *st, int rootfd, struct herr *e)
 	r = scan_dir(&c, fd, rel, 0, &unused, &nonempty);
 	st->baseline_bytes = (long long)c.bytes;
 	if (r == -EFBIG) {
+		/* said the same way by mount, status, rollback and checkpoint */
 		snprintf(st->disabled, sizeof(st->disabled),
 			 "the tree has more than %lld files after exclusions "
-			 "(checkpoints.max_files): checkpoints are off for it",
-			 st->max_files);
+			 "(checkpoints.max_files), so it has no checkpoints; exclude big "
+			 "folders in %s/.hermesignore or raise checkpoints.max_files, then "
+			 "run 'hermesctl checkpoint'",
+			 st->max_files, st->tree);
 		store_write_marker(st, "hermes-disabled", st->disabled);
-		return err_set(e, -EFBIG,
-			       "%s; exclude big folders in %s/.hermesignore or raise "
-			       "checkpoints.max_files, then run 'hermesctl checkpoint'",
-			       st->disabled, st->tree);
+		return err_set(e, -EFBIG, "%s", st->disabled);
 	}
 	if (r == 0 && st->disabled[0]) {
 		st->disabled[0] = '\0';
@@ -639,11 +639,12 @@ int store_checkpoint_scan(struct store *st, int rootfd, const struct ckpt_meta *
 	r = store_head(st, &head, NULL, e);
 	if (r < 0)
 		goto out;
-	if (!head || st->disabled[0]) {
+	if ((!head && !st->counted_ok) || st->disabled[0]) {
 		r = store_baseline_check(st, rootfd, e);
 		if (r < 0)
 			goto out;
 	}
+	st->counted_ok = 0;
 	r = store_scan_tree(st, rootfd, !head, progress, progress_arg, &tree, &skips, e);
 	if (r == 0)
 		r = store_commit_tree(st, &tree, meta, &skips, NULL, out_oid, e);
