@@ -234,6 +234,9 @@ int ckptd_start(struct hfs *fs, struct herr *e)
 		snprintf(c->off_reason, sizeof(c->off_reason), "%s", se.msg);
 		goto off;
 	}
+	if ((r = store_sync_in_background(c->store)) < 0)
+		log_warn("no background sync of the checkpoints: %s (each is synced at unmount)",
+			 strerror(-r));
 	r = store_mount_begin(c->store);
 	if (r < 0)
 		log_warn("cannot mark the store %s as in use: %s", store_dir(c->store),

@@ -78,7 +78,7 @@ int store_git_err(struct herr *e, int rc, const char *what)
 	return err_set(e, -EIO, "%s: %s", what, ge && ge->message ? ge->message : "git error");
 }
 
-static int store_read_small(const char *dir, const char *name, char *out, size_t size)
+int store_read_small(const char *dir, const char *name, char *out, size_t size)
 {
 	char path[PATH_MAX + 64];
 	_cleanup_close_ int fd = -1;
@@ -330,6 +330,13 @@ int store_open_dir(const char *store_dir, const struct config *cfg, struct store
 		store_close(st);
 		return err_sys(e, rc, "cannot set up the object sink");
 	}
+	rc = store_durable_init(st);
+	if (rc == 0)
+		rc = store_durable_check(st, e);
+	if (rc < 0) {
+		store_close(st);
+		return rc == -ENOMEM ? err_set(e, rc, "out of memory") : rc;
+	}
 	if (store_read_small(store_dir, "hermes-disabled", st->disabled, sizeof(st->disabled)) < 0)
 		st->disabled[0] = '\0';
 	*out = st;
@@ -384,6 +391,11 @@ int store_open(const char *tree_abspath, const struct config *cfg, struct store 
 		rc = store_write_marker(&tmp, "hermes-tree", tree_abspath);
 		if (rc < 0)
 			return err_sys(e, rc, "cannot write %s/hermes-tree", dir);
+		/* from the first checkpoint on, an open can tell what a power
+		 * cut left unsynced */
+		rc = store_durable_new(dir);
+		if (rc < 0)
+			return err_sys(e, rc, "cannot write %s/hermes-synced", dir);
 	}
 	return store_open_dir(dir, cfg, out, e);
 }
@@ -392,6 +404,7 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	store_durable_close(st);
 	git_repository_free(st->repo);
 	if (st->inflight_fd >= 0)
 		close(st->inflight_fd);

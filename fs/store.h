@@ -87,6 +87,12 @@ const char *store_tree_path(const struct store *st);
 const char *store_dir(const struct store *st);
 /* Why checkpoints are off for this tree (over the file cap), else NULL. */
 const char *store_disabled_reason(const struct store *st);
+/* Make checkpoints durable in a thread of the store's own, a moment after
+ * each (the daemon); without it, store_close() does it (a command). */
+int store_sync_in_background(struct store *st);
+/* What a crash (a power cut) lost, as the store was opened after it, until
+ * the next checkpoint; else NULL. */
+const char *store_dropped_note(const struct store *st);
 /* For a tree without checkpoints yet (or one the cap turned them off
  * for): count its files against checkpoints.max_files, as cfg (NULL: as
  * opened) now says, and say so in store_disabled_reason. Bounded by the

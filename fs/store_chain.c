@@ -39,6 +39,11 @@ static int chain_read(const struct store *st, char *buf, size_t size)
 	return 0;
 }
 
+int store_chain_load(struct store *st)
+{
+	return chain_read(st, st->shallow, sizeof(st->shallow));
+}
+
 int store_chain_head(struct store *st, git_commit **head, struct herr *e)
 {
 	int r = chain_read(st, st->shallow, sizeof(st->shallow));
@@ -52,7 +57,7 @@ int store_chain_head(struct store *st, git_commit **head, struct herr *e)
 
 /* Is id the oldest kept checkpoint? (The file may list several commits
  * if git wrote it; any of them ends the chain, as for git.) */
-static int chain_is_end(const struct store *st, const git_oid *id)
+int store_chain_is_end(const struct store *st, const git_oid *id)
 {
 	char hex[GIT_OID_HEXSZ + 1];
 
@@ -74,7 +79,7 @@ int store_chain_parent(struct store *st, const git_commit *c, git_commit **paren
 		       struct herr *e)
 {
 	*parent = NULL;
-	if (git_commit_parentcount(c) == 0 || chain_is_end(st, git_commit_id(c)))
+	if (git_commit_parentcount(c) == 0 || store_chain_is_end(st, git_commit_id(c)))
 		return 0;
 	if (git_commit_parent(parent, c, 0) < 0)
 		return store_git_err(e, -EIO, "the checkpoint chain is damaged");

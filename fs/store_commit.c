@@ -357,6 +357,8 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		git_reference_free(ref);
 		if (rc < 0)
 			rc = store_git_err(e, rc, "cannot move the checkpoint chain");
+		else
+			store_durable_committed(st);
 	}
 	if (rc < 0)
 		goto out;

@@ -61,6 +61,8 @@ struct store {
 	 * and the odb is then opened anew (store_odb_renew) */
 	ino_t collected_ino;
 	struct timespec collected_mtime;
+	struct store_durable *durable; /* store_durable.c */
+	char dropped[512]; /* what a crash lost (hermes-dropped), or "" */
 };
 
 /* A growing list of notes about files left out by the size cap. */
@@ -100,6 +102,24 @@ int store_write_marker(struct store *st, const char *name, const char *text);
 void store_inflight(struct store *st, int begin);
 /* Overwrite a small state file kept open in *fd (text NULL: empty it). */
 int store_state_put(struct store *st, int *fd, const char *name, const char *text);
+
+/* Read the small text file dir/name into out (trailing newlines cut). */
+int store_read_small(const char *dir, const char *name, char *out, size_t size);
+
+/* store_durable.c: syncing off the hot path, checking at open */
+int store_durable_init(struct store *st);
+void store_durable_close(struct store *st);
+/* A pack or index file just published: the next sync makes it durable. */
+void store_durable_note(struct store *st, const char *path);
+/* The ref moved to a new checkpoint (clears hermes-dropped, wakes the
+ * daemon's syncer). */
+void store_durable_committed(struct store *st);
+/* fsync what was noted, the ref and the directories; record the head. */
+int store_durable_sync(struct store *st);
+/* At open: repair what a power cut left half-written (see the file). */
+int store_durable_check(struct store *st, struct herr *e);
+/* hermes-synced for a store just made: nothing synced yet. */
+int store_durable_new(const char *store_dir);
 
 /* store_fsio.c: every raw file-system call on the tree */
 /* Open relpath below rootfd without following any symlink. */
@@ -183,6 +203,9 @@ int store_lookup_error(const struct store_lookup *lk);
 /* store_chain.c: walking the chain newest to oldest. It ends at the first
  * commit or at the oldest kept one, named in `shallow` (which git reads as
  * a commit without parents): trimming moves that mark, never rewrites. */
+/* Read `shallow` again; is id where the chain ends? */
+int store_chain_load(struct store *st);
+int store_chain_is_end(const struct store *st, const git_oid *id);
 /* HEAD, with `shallow` read again for the walk that starts there. */
 int store_chain_head(struct store *st, git_commit **head, struct herr *e);
 /* The parent of c in the chain, or NULL where the chain ends. */

@@ -353,9 +353,10 @@ static unsigned char *pack_idx_build(const struct pack_ent *v, size_t n,
 
 /* Put a complete pack (fd, trailer included, at tmp) and the index of its
  * entries (sorted) in place: the pack first, as git looks for packs by
- * their index. Neither is fsync'ed (two fdatasyncs cost 3-16 ms here, more
+ * their index. Neither is fsync'ed here (two fdatasyncs cost 3-16 ms, more
  * than the rest of a checkpoint): a killed process leaves the page cache
- * whole, and the ref moves only after both are in place. */
+ * whole, the ref moves only after both are in place, and a power cut
+ * before the sync that follows is repaired at open (store_durable.c). */
 static int pack_publish(struct store *st, int fd, const char *tmp, const struct pack_ent *v,
 			size_t n, const unsigned char sha[20])
 {
@@ -388,6 +389,9 @@ static int pack_publish(struct store *st, int fd, const char *tmp, const struct 
 		unlink(tmpidx);
 		return r;
 	}
+	/* synced later, off the hot path (store_durable.c) */
+	store_durable_note(st, pack);
+	store_durable_note(st, idx);
 	/* No git_odb_refresh here: it rescans objects/pack, O(packs), on
 	 * every checkpoint. The next checkpoint finds what it reads again in
 	 * the object cache, and a read that misses refreshes by itself. */

@@ -225,6 +225,8 @@ static int rollback_list(struct store *st, const char *tree, int json)
 			cJSON_AddStringToObject(o, "skipped", v[i].skipped);
 			cJSON_AddItemToArray(arr, o);
 		}
+		if (store_dropped_note(st))
+			hctl_warn("%s", store_dropped_note(st));
 		s = cJSON_Print(arr);
 		puts(s);
 		cJSON_free(s);
@@ -233,8 +235,12 @@ static int rollback_list(struct store *st, const char *tree, int json)
 		printf("no checkpoints for %s\n", tree);
 		if (store_disabled_reason(st))
 			printf("(%s)\n", store_disabled_reason(st));
+		if (store_dropped_note(st))
+			printf("(%s)\n", store_dropped_note(st));
 	} else {
 		printf("checkpoints of %s, newest first:\n\n", tree);
+		if (store_dropped_note(st))
+			printf("  (%s)\n\n", store_dropped_note(st));
 		for (size_t i = 0; i < n; i++) {
 			char reason[sizeof(v[i].reason) * 4 + 3], who[512];
 			struct rollback_who procs[ROLLBACK_WHO_MAX];
