@@ -535,14 +535,13 @@ static int scan_too_big(struct scan_ctx *c, unsigned long long packed)
 
 	snprintf(st->disabled, sizeof(st->disabled),
 		 "the first checkpoint of this tree would take about %.1f MB "
-		 "(%.1f MB of files), over 90%% of checkpoints.max_total_size_mb (%lld): "
-		 "checkpoints are off for it",
-		 est, total / 1048576, st->max_total_bytes >> 20);
+		 "(%.1f MB of files), over 90%% of checkpoints.max_total_size_mb (%lld), "
+		 "so it has no checkpoints; raise checkpoints.max_total_size_mb to %lld or "
+		 "more, or exclude big folders in %s/.hermesignore, then run 'hermesctl "
+		 "checkpoint'",
+		 est, total / 1048576, st->max_total_bytes >> 20, need, st->tree);
 	store_write_marker(st, "hermes-disabled", st->disabled);
-	return err_set(c->e, -EFBIG,
-		       "%s; raise checkpoints.max_total_size_mb to %lld or more, or exclude big "
-		       "folders in %s/.hermesignore, then run 'hermesctl checkpoint'",
-		       st->disabled, need, st->tree);
+	return err_set(c->e, -EFBIG, "%s", st->disabled);
 }
 
 int store_scan_tree(struct store *st, int rootfd, int baseline, store_progress_fn progress,
