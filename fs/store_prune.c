@@ -152,9 +152,11 @@ enum prune_mode { PRUNE_LIGHT, PRUNE_FULL, PRUNE_KEEP };
 
 static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 {
-	/* $1 store, $2 grace seconds or "now", $3 wait|bg, $4 full|light. A
-	 * request that finds a collection running leaves gc.again, and the
-	 * running one goes round once more (full) instead of losing it. */
+	/* $1 store, $2 grace seconds or "now", $3 wait|bg, $4 full|keep|light.
+	 * A request that finds a collection running leaves gc.again with its
+	 * mode, and the running one goes round once more in that mode instead
+	 * of losing it (always full, it passed the disk cap: a request that
+	 * found no room for a full one had asked for keep). */
 	static const char script[] =
 		"D=$1; G=\"git --git-dir=$D -c gc.auto=0 -c gc.packRefs=false\"\n"
 		/* in the background one core is the collection's, the other
@@ -182,7 +184,8 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 		"    $G rev-list --disk-usage --objects --all >\"$D/hermes-size.tmp\" &&\n"
 		"      mv \"$D/hermes-size.tmp\" \"$D/hermes-size\"\n"
 		"    [ -e \"$D/gc.again\" ] || break\n"
-		"    M=full\n"
+		"    M=$(cat \"$D/gc.again\" 2>/dev/null)\n"
+		"    case $M in full|keep|light) ;; *) M=light ;; esac\n"
 		"  done\n"
 		"}\n"
 		"if [ \"$3\" = wait ]; then run \"$@\"; else (run \"$@\") </dev/null >/dev/null 2>&1 & fi\n";
@@ -201,12 +204,13 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 
 	snprintf(home, sizeof(home), "HOME=%s", st->dir);
 	snprintf(grace, sizeof(grace), "%d", prune_grace());
+	long long budget = 0;
+
 	if (!wait) {
 		/* what it may write before it deletes, for make_room: all of
 		 * the store for a full one, all but the biggest pack else */
 		long long disk = st->disk > 0 ? st->disk : store_disk_usage(st->dir);
-		prune_write_num(st, "hermes-gc-budget",
-				mode == PRUNE_FULL ? disk : disk - prune_biggest_pack(st));
+		budget = mode == PRUNE_FULL ? disk : disk - prune_biggest_pack(st);
 	}
 	if (!wait) {
 		/* The lock is taken here and handed to the collection as fd 9:
@@ -220,13 +224,20 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 		if (lockfd < 0)
 			return err_sys(e, -errno, "cannot open %s", lock);
 		if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
-			/* one runs: it goes round once more (full) */
+			/* one runs: it goes round once more, in our mode, and
+			 * may write what the bigger of the two budgets says */
+			long long running = prune_read_num(st, "hermes-gc-budget");
 			close(lockfd);
-			snprintf(lock, sizeof(lock), "%s/gc.again", st->dir);
-			close(open(lock, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+			if (running > budget)
+				budget = running;
+			prune_write_num(st, "hermes-gc-budget", budget);
+			store_write_marker(st, "gc.again",
+					   mode == PRUNE_FULL ? "full"
+					   : mode == PRUNE_KEEP ? "keep" : "light");
 			st->written_since_gc = 0;
 			return 0;
 		}
+		prune_write_num(st, "hermes-gc-budget", budget);
 	}
 	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);

@@ -208,6 +208,10 @@ t_cleanup() {
 	fi
 	[ "$T_FAILED" = 1 ] && [ "$rc" = 0 ] && rc=1
 	if [ -n "$T" ] && [ -d "$T" ] && [ -z "${T_KEEP-}" ]; then
+		# a background collection may still be writing into a store
+		for i in "$T"/hermes-home/checkpoints/*/gc.lock; do
+			[ -e "$i" ] && timeout 120 flock "$i" true
+		done
 		# Never follow into a mount that refused to go away.
 		if ! findmnt -rn -o TARGET | grep -q "^$T/"; then
 			rm -rf "$T"
