@@ -9,7 +9,6 @@
  * appended to must never happen. The appender's stat and seek matter: they
  * are what python's open('a') and most loggers do, and what made the
  * kernel keep a size from before the last append. */
-#define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
