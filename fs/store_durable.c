@@ -119,19 +119,36 @@ static int durable_fsync_path(const char *path, int dir)
 	return r;
 }
 
-/* The synced record: "<oid> <ns>" (the head, and when the list of files
- * it covers was taken), "none <ns>" before any checkpoint was synced.
- * -ENOENT for a store older than the record. */
-static int durable_read(struct store *st, git_oid *oid, int *have_oid, long long *ns)
+/* The kernel's id of this boot: a store written in this boot has lost
+ * nothing to a power cut (the page cache is whole), whatever was synced. */
+static void durable_boot_id(char out[40])
 {
-	char text[128], hex[GIT_OID_HEXSZ + 1];
+	/* test hook (store_power_cut.sh): the boot after the power cut */
+	const char *t = getenv("HERMES_STORE_BOOT_ID");
+
+	if (t && t[0]) {
+		snprintf(out, 40, "%s", t);
+		return;
+	}
+	if (store_read_small("/proc/sys/kernel/random", "boot_id", out, 40) < 0)
+		snprintf(out, 40, "unknown");
+}
+
+/* The synced record: "<oid> <ns> <boot>" (the head, when the list of files
+ * it covers was taken, and the boot it was written in), "none <ns> <boot>"
+ * before any checkpoint was synced. -ENOENT for a store older than it. */
+static int durable_read(struct store *st, git_oid *oid, int *have_oid, long long *ns,
+			char boot[40])
+{
+	char text[160], hex[GIT_OID_HEXSZ + 1];
 	int r = store_read_small(st->dir, "hermes-synced", text, sizeof(text));
 
 	if (r < 0)
 		return r;
 	*have_oid = 0;
 	*ns = 0;
-	if (sscanf(text, "%40s %lld", hex, ns) < 1)
+	boot[0] = '\0';
+	if (sscanf(text, "%40s %lld %39s", hex, ns, boot) < 1)
 		return -EINVAL;
 	if (strcmp(hex, "none") == 0)
 		return 0;
@@ -143,14 +160,16 @@ static int durable_read(struct store *st, git_oid *oid, int *have_oid, long long
 
 static int durable_write(const char *dir, const git_oid *oid, long long ns)
 {
-	char path[PATH_MAX + 32], tmp[PATH_MAX + 48], text[96], hex[GIT_OID_HEXSZ + 1];
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 48], text[160], hex[GIT_OID_HEXSZ + 1];
+	char boot[40];
 	int fd, r = 0;
 
 	if (oid)
 		git_oid_tostr(hex, sizeof(hex), oid);
 	else
 		snprintf(hex, sizeof(hex), "none");
-	snprintf(text, sizeof(text), "%s %lld\n", hex, ns);
+	durable_boot_id(boot);
+	snprintf(text, sizeof(text), "%s %lld %s\n", hex, ns, boot);
 	snprintf(path, sizeof(path), "%s/hermes-synced", dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -238,11 +257,15 @@ int store_durable_sync(struct store *st)
 	d->paths = NULL;
 	d->n = d->cap = 0;
 	pthread_mutex_unlock(&d->lock);
-	for (size_t i = 0; i < n; i++) {
-		if (r == 0)
-			r = durable_fsync_path(v[i], 0);
-		free(v[i]);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = durable_fsync_path(v[i], 0);
+	if (r < 0) {
+		/* all of them again next time: no record covers them */
+		for (size_t i = 0; i < n; i++)
+			store_durable_note(st, v[i]);
 	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
 	free(v);
 	snprintf(path, sizeof(path), "%s/objects/pack", st->dir);
 	if (r == 0)
@@ -376,10 +399,10 @@ static int durable_pack_ok(const char *pack, const char *idx)
 
 	if (r < 0)
 		return r;
+	/* a pack without its index is one being published (pack first), or
+	 * one git never sees: not ours to move */
 	r = durable_map(idx, &ip, &il);
-	if (r == -ENOENT)
-		r = 0; /* a pack without its index is damaged */
-	else if (r == 0)
+	if (r == 0)
 		r = pl >= 32 && memcmp(pp, "PACK", 4) == 0 && il >= 8 + 1024 + 40 &&
 		    durable_sha_ok(pp, pl - 20, pp + pl - 20) &&
 		    durable_sha_ok(ip, il - 20, ip + il - 20) &&
@@ -483,15 +506,21 @@ int store_durable_check(struct store *st, struct herr *e)
 	size_t n = 0, bad;
 	long long ns;
 	int have_synced, have_head, have_keep = 0, lost, r, broken = 0;
-	char text[512], hex[GIT_OID_HEXSZ + 1];
+	char text[512], hex[GIT_OID_HEXSZ + 1], boot[40], now_boot[40];
 
 	if (store_read_small(st->dir, "hermes-dropped", st->dropped, sizeof(st->dropped)) < 0)
 		st->dropped[0] = '\0';
-	r = durable_read(st, &synced, &have_synced, &ns);
+	r = durable_read(st, &synced, &have_synced, &ns, boot);
 	if (r == -ENOENT)
 		return 0; /* a store from before the record: nothing to compare */
 	if (r < 0)
 		return 0; /* unreadable record: the next sync rewrites it */
+	/* Written in this boot: no power cut since, so nothing was lost,
+	 * synced or not (and a daemon or a collection may be publishing a
+	 * pack right now: not a moment to judge packs). */
+	durable_boot_id(now_boot);
+	if (strcmp(boot, now_boot) == 0)
+		return 0;
 	/* packs written since the record, whatever the head: a damaged one
 	 * would trouble every reader of the store (git fsck included). After
 	 * a sync there are none, so this is a directory read. */
@@ -503,12 +532,14 @@ int store_durable_check(struct store *st, struct herr *e)
 		git_odb_free(odb);
 	}
 	have_head = durable_head(st, &head);
-	if (have_head < 0)
-		have_head = 0; /* a damaged ref: back to the synced head */
+	if (have_head < 0) {
+		have_head = 0;
+		broken = 1; /* a damaged ref: back to the synced head */
+	}
 	if (have_head && have_synced && git_oid_equal(&head, &synced))
-		goto forget_cache;
-	if (!have_head && !have_synced)
-		goto forget_cache;
+		goto healthy;
+	if (!have_head && !have_synced && !broken)
+		goto healthy;
 	if (store_chain_load(st) < 0)
 		st->shallow[0] = '\0';
 	/* the unsynced chain, newest first, down to the synced head */
@@ -553,7 +584,10 @@ int store_durable_check(struct store *st, struct herr *e)
 	}
 	if (!broken && bad == n) {
 		r = 0; /* all there: a sync that had not run yet */
-		goto out;
+		for (size_t i = 0; i < n; i++)
+			git_commit_free(chain[i]);
+		free(chain);
+		goto healthy;
 	}
 	lost = 1;
 	/* keep the newest whole one: above the first bad, else the synced */
@@ -606,10 +640,9 @@ out:
 		git_commit_free(chain[i]);
 	free(chain);
 forget_cache:
-	/* A stat cache written since the record may name objects a crash
-	 * lost (their pack gone without a trace): the next scan reads every
-	 * file again. Outside a crash this only happens to an open in the
-	 * moment before a sync, and costs one full read. */
+	/* After a reboot, a stat cache written since the record may name
+	 * objects the power cut lost (their pack gone without a trace): the
+	 * next scan reads every file again. */
 	{
 		char path[PATH_MAX + 32];
 		struct stat sb;
@@ -620,6 +653,16 @@ forget_cache:
 			unlink(path);
 	}
 	return r;
+healthy:
+	/* what survived the reboot was read back from the disk: it is on
+	 * it, and the record says so in this boot's name */
+	{
+		git_oid h;
+		int have = durable_head(st, &h);
+		if (have >= 0)
+			durable_write(st->dir, have ? &h : NULL, durable_now_ns());
+	}
+	goto forget_cache;
 }
 
 void store_durable_committed(struct store *st)

@@ -17,7 +17,8 @@ model of ext4 with data=ordered and delayed allocation:
   since ext4 writes a renamed-over file's data with the rename: the case
   where the ref names a pack that never reached the disk. Files
   overwritten in place are old or new.
-- Then, as a user would: `hermesctl rollback --json` must list, its
+- Then, as a user would after the reboot (a boot id of its own: a store
+  written in this boot is not checked, its page cache being whole): `hermesctl rollback --json` must list, its
   newest checkpoint must be the newest one whose objects are all there
   (the sixth, or the synced third), a note must say what was lost when
   anything was, `hermesctl rollback 1` must restore the tree to exactly
@@ -109,6 +110,24 @@ def main():
     shutil.copytree(store, pristine_store, symlinks=True)
     pristine_tree = os.path.join(WORK, "tree.after")
     shutil.copytree(TREE, pristine_tree, symlinks=True)
+    # no power cut (same boot), nothing synced yet, an index not yet
+    # published beside its pack: an open must change nothing
+    # (the ref still names the synced head then)
+    idx = [k for k in packs if k.endswith(".idx")][-1]
+    os.rename(os.path.join(store, idx), os.path.join(WORK, "held.idx"))
+    shutil.copyfile(os.path.join(store, "refs/heads/main"), os.path.join(WORK, "held.ref"))
+    shutil.copyfile(os.path.join(saved_before, "refs/heads/main"),
+                    os.path.join(store, "refs/heads/main"))
+    listed = json.loads(run(HCTL, "rollback", "-C", TREE, "--json").stdout)
+    if listed[0]["oid"] != synced:
+        sys.exit(f"FAIL: mid-publish, the list shows {listed[0]['oid'][:8]}, want {synced[:8]}")
+    os.rename(os.path.join(WORK, "held.idx"), os.path.join(store, idx))
+    shutil.copyfile(os.path.join(WORK, "held.ref"), os.path.join(store, "refs/heads/main"))
+    if os.path.exists(os.path.join(store, "objects/pack/lost")):
+        sys.exit("FAIL: an open in the same boot moved packs aside")
+    listed = json.loads(run(HCTL, "rollback", "-C", TREE, "--json").stdout)
+    if listed[0]["oid"] != newest:
+        sys.exit(f"FAIL: an open in the same boot rewound the store to {listed[0]['oid'][:8]}")
     order = [k for _, k in new]
     counts = {"kept the newest": 0, "back to the synced": 0, "notes": 0}
     for rnd in range(ROUNDS):
@@ -152,7 +171,9 @@ def main():
         # a pack is whole when it and its index are
         whole = not any(r.startswith("objects/pack/") for r in damaged)
         want = newest if ref_new and whole else synced
-        r = run(HCTL, "rollback", "-C", TREE, "--json", check=False)
+        # the machine comes back up: another boot
+        boot = dict(ENV, HERMES_STORE_BOOT_ID=f"power-cut-{rnd}")
+        r = run(HCTL, "rollback", "-C", TREE, "--json", env=boot, check=False)
         if r.returncode != 0:
             sys.exit(f"FAIL: round {rnd} (cut {cut} of {order}, damaged {sorted(damaged)}): "
                      f"the list failed: {r.stderr.strip()}")
@@ -163,12 +184,12 @@ def main():
                      f"{listed[0]['oid'][:8] if listed else None}, want {want[:8]}")
         if len(listed) < 3:
             sys.exit(f"FAIL: round {rnd}: the synced checkpoints are gone: {len(listed)} listed")
-        text = run(HCTL, "rollback", "-C", TREE).stdout
+        text = run(HCTL, "rollback", "-C", TREE, env=boot).stdout
         noted = "a crash (a power cut?) lost" in text
         if ref_new and want != newest and not noted:
             sys.exit(f"FAIL: round {rnd}: checkpoints were lost and nothing says so:\n{text}")
         counts["notes"] += noted
-        run(HCTL, "rollback", "-C", TREE, "1")
+        run(HCTL, "rollback", "-C", TREE, "1", env=boot)
         got = tree_state()
         if got != states[want]:
             diff = sorted(k for k in set(got) | set(states[want]) if got.get(k) != states[want].get(k))
