@@ -61,6 +61,11 @@ struct turns *ckptd_turns(struct hfs_ckpt *c)
 	return atomic_load(&c->paused) ? NULL : c->turns;
 }
 
+struct turns *ckptd_turns_any(struct hfs_ckpt *c)
+{
+	return c->turns;
+}
+
 static void ckptd_pause(struct hfs_ckpt *c, const char *why)
 {
 	pthread_mutex_lock(&c->pause_lock);
@@ -71,7 +76,14 @@ static void ckptd_pause(struct hfs_ckpt *c, const char *why)
 			why);
 }
 
+static struct store_ignore *ckptd_load_ignore_cfg(struct hfs_ckpt *c, const struct config *cfg);
+
 static struct store_ignore *ckptd_load_ignore(struct hfs_ckpt *c)
+{
+	return ckptd_load_ignore_cfg(c, c->cfg);
+}
+
+static struct store_ignore *ckptd_load_ignore_cfg(struct hfs_ckpt *c, const struct config *cfg)
 {
 	struct store_ignore *ig;
 	char buf[65536];
@@ -81,7 +93,7 @@ static struct store_ignore *ckptd_load_ignore(struct hfs_ckpt *c)
 	if (store_ignore_new(&ig) < 0)
 		return NULL;
 	store_ignore_add_defaults(ig);
-	ex = config_list(c->cfg, "checkpoints.exclude");
+	ex = config_list(cfg, "checkpoints.exclude");
 	for (const cJSON *it = ex ? ex->child : NULL; it; it = it->next)
 		if (cJSON_IsString(it))
 			store_ignore_add_rule(ig, it->valuestring);
@@ -411,7 +423,8 @@ static int ckptd_resume(struct hfs_ckpt *c, struct herr *e)
 	pthread_mutex_lock(&c->store_lock);
 	r = store_recheck(c->store, c->lower_fd, cfg, e);
 	if (r == 0 && c->nretired < sizeof(c->retired) / sizeof(c->retired[0])) {
-		struct store_ignore *ig = ckptd_load_ignore(c);
+		/* the excludes as config.yaml says them now */
+		struct store_ignore *ig = ckptd_load_ignore_cfg(c, cfg);
 		if (ig)
 			c->retired[c->nretired++] = atomic_exchange(&c->ignore, ig);
 	}

@@ -19,6 +19,8 @@ void ckptd_stop(struct hfs *fs);
 
 /* NULL when checkpoints are off for this tree. */
 struct turns *ckptd_turns(struct hfs_ckpt *c);
+/* The turn machine even while paused (over the file cap), or NULL. */
+struct turns *ckptd_turns_any(struct hfs_ckpt *c);
 /* Is relpath excluded from checkpoints (never tracked)? */
 int ckptd_excluded(struct hfs_ckpt *c, const char *relpath, int is_dir);
 

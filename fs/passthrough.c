@@ -236,9 +236,12 @@ struct pt_live {
 	off_t size;
 };
 
+/* Checkpoints on, or paused (a tree over the file cap): a handle opened
+ * while paused must not write below us once they are on again, and a
+ * live one must be known at both ends. */
 static struct turns *pt_turns(struct hfs *fs)
 {
-	return fs->ckpt ? ckptd_turns(fs->ckpt) : NULL;
+	return fs->ckpt ? ckptd_turns_any(fs->ckpt) : NULL;
 }
 
 /* Has it changed since last seen? Remembers what it saw. */

@@ -429,8 +429,11 @@ int store_recheck(struct store *st, int rootfd, const struct config *cfg, struct
 {
 	int r;
 
-	if (cfg)
+	if (cfg) {
 		store_apply_config(st, cfg);
+		/* its excludes too: the rules are built again from them */
+		st->ignore_loaded = -1;
+	}
 	store_inflight(st, 1);
 	r = store_baseline_check(st, rootfd, e);
 	/* the first checkpoint's scan need not count again */

@@ -248,6 +248,12 @@ static void restore_mkdir(struct restore_ctx *c, const char *path)
 
 	if (fsio_lstat(c->rootfd, path, &sb) == 0 && S_ISDIR(sb.st_mode))
 		return;
+	/* a file in the way that no checkpoint holds (a new one over the
+	 * size cap) stays, as for files */
+	if (restore_in_way(c, path)) {
+		restore_keep(c, path);
+		return;
+	}
 	r = fsio_mkdir(c->rootfd, path, S_IFDIR | (0777 & ~c->umask));
 	if (r == -EEXIST || r == -ENOTDIR)
 		restore_keep(c, path);
@@ -367,6 +373,16 @@ static void restore_dirs_paths(struct restore_ctx *c, git_tree *cur, git_tree *t
 		restore_dir_at(c, ce, te, path, l);
 		git_tree_entry_free(ce);
 		git_tree_entry_free(te);
+		/* its parents: a removal may have pruned one the target has */
+		for (char *slash; (slash = strrchr(path, '/'));) {
+			*slash = '\0';
+			if (git_tree_entry_bypath(&te, tgt, path) == 0) {
+				if (git_tree_entry_type(te) == GIT_OBJECT_TREE &&
+				    !restore_dir_excluded(c, path))
+					restore_mkdir(c, path);
+				git_tree_entry_free(te);
+			}
+		}
 	}
 }
 

@@ -7,7 +7,7 @@
 # which the git CLI reads (fsck --strict passes, ls-tree shows them).
 . "$SRC/tests/integration/ckpt_lib.sh"
 ckpt_init
-ckpt_config
+ckpt_config "turn_idle_ms: 0" "max_snapshots: 100000" "max_file_size_mb: 1"
 mkdir -p "$TREE/logs" "$TREE/a/b/c" "$TREE/keep"
 echo data >"$TREE/keep/f.txt"
 ckpt_mount
@@ -47,6 +47,27 @@ ckpt_turn step
 	t_fail "one-path rollback failed: $(cat "$T/one.out")"
 [ -d "$TREE/logs" ] || t_check_fail "one path: logs/ did not come back"
 [ -d "$TREE/new" ] || t_check_fail "one path: new/ went"
+
+# a one-file rollback that removes the only file of a directory the
+# checkpoint holds empty keeps the directory
+echo x >"$TREE/logs/x.txt"
+ckpt_turn step
+"$HCTL" rollback -C "$TREE" "$("${G[@]}" rev-list --max-parents=0 HEAD | head -1)" logs/x.txt \
+	>"$T/one2.out" 2>&1 || t_fail "one-file rollback failed: $(cat "$T/one2.out")"
+[ -e "$TREE/logs/x.txt" ] && t_check_fail "logs/x.txt is still there"
+[ -d "$TREE/logs" ] || t_check_fail "removing logs/x.txt removed logs/, which the checkpoint holds"
+
+# a file in the way of an empty directory, in no checkpoint (over the size
+# cap), is kept by a rollback
+ckpt_turn step
+rmdir "$TREE/logs"
+ckpt_turn step
+head -c 2000000 /dev/urandom >"$TREE/logs"
+ckpt_turn step
+"$HCTL" rollback -C "$TREE" "$("${G[@]}" rev-list --max-parents=0 HEAD | head -1)" >"$T/way.out" 2>&1
+[ -f "$TREE/logs" ] && [ "$(stat -c %s "$TREE/logs")" = 2000000 ] ||
+	t_check_fail "the big file in the way of logs/ was lost: $(cat "$T/way.out")"
+rm -f "$TREE/logs"
 
 # an emptied directory (its files removed, the directory left) stays
 ckpt_turn step
