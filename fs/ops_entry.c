@@ -158,6 +158,8 @@ void hfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 	if (r == 0) {
 		track_inode(req, inode_get(fs, ino), &tk);
 		r = hfs_setattr_apply(f.fd, fh, attr, valid);
+		if (r == 0 && (valid & FUSE_SET_ATTR_SIZE))
+			inode_wrote(inode_get(fs, ino));
 		/* FATTR_KILL_SUIDGID (libfuse's KILL_SUID bit): a truncate by a
 		 * caller without CAP_FSETID; a chown clears them below itself */
 		if (r == 0 && (valid & FUSE_SET_ATTR_KILL_SUID) && (valid & FUSE_SET_ATTR_SIZE))

@@ -335,6 +335,8 @@ void hfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t
 	hfs_count(fs, HFS_OP_FALLOCATE);
 	track_inode(req, inode_get(fs, ino), &tk);
 	r = fallocate(hfs_fh_fd(fi), mode, offset, length) < 0 ? errno : 0;
+	if (r == 0)
+		inode_wrote(inode_get(fs, ino));
 	track_done(req, &tk);
 	fuse_reply_err(req, r);
 }
@@ -354,6 +356,8 @@ void hfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	n = copy_file_range(hfs_fh_fd(fi_in), &in, hfs_fh_fd(fi_out), &out, len,
 			    (unsigned int)flags);
 	n = n < 0 ? -errno : n;
+	if (n > 0)
+		inode_wrote(inode_get(fs, ino_out));
 	track_done(req, &tk);
 	if (n < 0)
 		errno = (int)-n;

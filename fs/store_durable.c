@@ -417,7 +417,7 @@ static int durable_pack_ok(const char *pack, const char *idx)
 /* Move pack-<x>.pack and its .idx (and .keep) to objects/pack/lost/. */
 static void durable_lose(struct store *st, const char *base)
 {
-	static const char *const ext[] = { ".pack", ".idx", ".keep", ".rev" };
+	static const char *const ext[] = { ".pack", ".idx", ".keep", ".rev", ".bitmap" };
 	char dir[PATH_MAX + 32], from[PATH_MAX + 160], to[PATH_MAX + 160];
 
 	snprintf(dir, sizeof(dir), "%s/objects/pack/lost", st->dir);
