@@ -232,7 +232,7 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 	}
 	for (size_t i = 0; r == 0 && prev_sub && i < git_tree_entrycount(prev_sub); i++) {
 		const char *name = git_tree_entry_name(git_tree_entry_byindex(prev_sub, i));
-		if (bsearch(&name, names, n, sizeof(*names), names_cmp))
+		if (n && bsearch(&name, names, n, sizeof(*names), names_cmp))
 			continue;
 		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", name);
 		r = upd_push(&c->rm, child, NULL, 0);
