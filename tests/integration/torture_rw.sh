@@ -223,8 +223,12 @@ if lines != ["mm %d" % i for i in range(1, n + 1)]:
     print("# mm.log (excluded) is not lines 1..%d in order (%d lines)" % (n, len(lines)), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
-grep -qE '^v [0-9]+$' "$TREE/ow.txt" || t_check_fail "ow.txt holds no whole version: $(head -c 80 "$TREE/ow.txt")"
-grep -qE '^t [0-9]+$' "$TREE/trunc.txt" || t_check_fail "trunc.txt holds no whole version: $(head -c 80 "$TREE/trunc.txt")"
+# Empty is a version too: the moment between an overwrite's O_TRUNC and
+# its write, which a checkpoint (and so a rollback) or the writer's end
+# may catch, as on a plain directory. Torn or mixed content is not.
+whole() { [ ! -s "$1" ] || { [ "$(wc -l <"$1")" = 1 ] && grep -qE "^$2 [0-9]+\$" "$1"; }; }
+whole "$TREE/ow.txt" v || t_check_fail "ow.txt holds no whole version: $(head -c 80 "$TREE/ow.txt")"
+whole "$TREE/trunc.txt" t || t_check_fail "trunc.txt holds no whole version: $(head -c 80 "$TREE/trunc.txt")"
 grep -qE '^count [0-9]+$' "$TREE/sed.txt" || t_check_fail "sed.txt holds no whole version"
 git --git-dir="$STORE" fsck --no-progress >"$T/fsck.out" 2>&1 || t_check_fail "git fsck: $(head -3 "$T/fsck.out")"
 # packs that collections deleted must not stay open in the daemon: their
