@@ -178,7 +178,12 @@ static int prune_gc(struct store *st, int wait, int mode, struct herr *e)
 		"      K=$(ls -S \"$D/objects/pack/\" 2>/dev/null | grep '\\.pack$' | head -n 1)\n"
 		"      $G prune --expire=\"$P\" && $G repack -A -d -q --unpack-unreachable=\"$P\" ${K:+--keep-pack=$K} &&\n"
 		"        $G prune-packed -q || exit 1\n"
-		"    else $G prune --expire=\"$P\" && $G repack -d -q -F --geometric=2 &&\n"
+		/* light: the biggest pack is kept out of the geometric roll-up
+		 * too (which takes it in once the rest passes half of it), so
+		 * it writes no more than its budget, the rest */
+		"    else\n"
+		"      K=$(ls -S \"$D/objects/pack/\" 2>/dev/null | grep '\\.pack$' | head -n 1)\n"
+		"      $G prune --expire=\"$P\" && $G repack -d -q -F --geometric=2 ${K:+--keep-pack=$K} &&\n"
 		"      $G prune-packed -q || exit 1\n"
 		"    fi\n"
 		"    $G rev-list --disk-usage --objects --all >\"$D/hermes-size.tmp\" &&\n"
