@@ -78,6 +78,9 @@ int store_git_err(struct herr *e, int rc, const char *what)
 	return err_set(e, -EIO, "%s: %s", what, ge && ge->message ? ge->message : "git error");
 }
 
+const git_oid store_empty_tree = { { 0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9, 0xa0, 0x60,
+				      0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88, 0xfb, 0xee, 0x49, 0x04 } };
+
 int store_read_small(const char *dir, const char *name, char *out, size_t size)
 {
 	char path[PATH_MAX + 64];

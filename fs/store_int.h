@@ -103,6 +103,9 @@ void store_inflight(struct store *st, int begin);
 /* Overwrite a small state file kept open in *fd (text NULL: empty it). */
 int store_state_put(struct store *st, int *fd, const char *name, const char *text);
 
+/* git's empty tree (4b825dc): what an empty directory is recorded as */
+extern const git_oid store_empty_tree;
+
 /* Read the small text file dir/name into out (trailing newlines cut). */
 int store_read_small(const char *dir, const char *name, char *out, size_t size);
 

@@ -180,11 +180,6 @@ static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 
 static int paths_one(struct paths_ctx *c, const char *rel, int parents_known);
 
-/* git's empty tree: what an empty directory is recorded as */
-static const git_oid paths_empty_tree = { { 0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9, 0xa0,
-					    0x60, 0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88, 0xfb, 0xee,
-					    0x49, 0x04 } };
-
 /* A directory: everything below it now, and what of it is gone. */
 static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_sub)
 {
@@ -269,7 +264,7 @@ static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 		goto out;
 	if (S_ISDIR(sb.st_mode)) {
 		/* the directory itself: kept even when nothing in it is */
-		r = upd_push(&c->up, rel, &paths_empty_tree, GIT_FILEMODE_TREE);
+		r = upd_push(&c->up, rel, &store_empty_tree, GIT_FILEMODE_TREE);
 		if (r == 0)
 			r = paths_dir(c, rel, was_tree ? store_lookup_tree(c->prev_at, rel) : NULL);
 		goto out;
@@ -497,7 +492,7 @@ static int paths_empty(struct paths_ctx *c, git_oid *oid)
 			return err_sys(c->e, r, "cannot build the checkpoint tree");
 		c->empty_put = 1;
 	}
-	*oid = paths_empty_tree;
+	*oid = store_empty_tree;
 	return 0;
 }
 

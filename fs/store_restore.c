@@ -228,11 +228,6 @@ static void restore_remove(struct restore_ctx *c, const char *path)
 		restore_old_gone(c, path, &old);
 }
 
-/* git's empty tree: an empty directory in a checkpoint */
-static const git_oid restore_empty_tree = { { 0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9,
-					      0xa0, 0x60, 0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88,
-					      0xfb, 0xee, 0x49, 0x04 } };
-
 static int restore_dir_excluded(struct restore_ctx *c, const char *path)
 {
 	return store_ignore_match(c->st->ignore, path, 1) ||
@@ -302,7 +297,7 @@ static void restore_dir_at(struct restore_ctx *c, const git_tree_entry *cur_e,
 		return;
 	if (restore_dir_excluded(c, path))
 		return;
-	empty = tgt_tree && git_oid_equal(git_tree_entry_id(tgt_e), &restore_empty_tree);
+	empty = tgt_tree && git_oid_equal(git_tree_entry_id(tgt_e), &store_empty_tree);
 	if (tgt_tree && !empty && git_tree_lookup(&ts, c->st->repo, git_tree_entry_id(tgt_e)) < 0) {
 		restore_fail(c, -EIO, path, "the checkpoint lacks its directory");
 		return;
