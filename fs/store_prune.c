@@ -469,9 +469,16 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 	/* far below the cap the running estimate is enough; near it, measure
 	 * (a background collection may have written or deleted since) */
 	int gc_running = prune_gc_busy(st, 0);
-	if (!gc_running && st->disk > 0 && st->disk + need <= cap / 4 * 3) {
-		st->disk += need;
-		return 0;
+	if (st->disk > 0) {
+		/* a collection running writes at most its budget before it
+		 * deletes; with that still far below the cap there is no
+		 * need to walk the store (the walk was half of a checkpoint
+		 * while one ran, and they run often in a busy store) */
+		long long budget = gc_running ? prune_read_num(st, "hermes-gc-budget") : 0;
+		if (budget >= 0 && st->disk + need + budget <= cap / 4 * 3) {
+			st->disk += need;
+			return 0;
+		}
 	}
 	st->disk = store_disk_usage(st->dir);
 	/* A collection running writes its new pack before it deletes the old
