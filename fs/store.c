@@ -300,6 +300,10 @@ static int store_alloc(const struct config *cfg, struct store **out, struct herr
 	if (!st)
 		return err_set(e, -ENOMEM, "out of memory");
 	st->inflight_fd = st->state_fd = -1;
+	if (store_big_init(st) < 0) {
+		free(st);
+		return err_set(e, -ENOMEM, "out of memory");
+	}
 	store_apply_config(st, cfg);
 	st->umask = umask(022);
 	umask(st->umask);
@@ -409,6 +413,7 @@ void store_close(struct store *st)
 		return;
 	store_durable_close(st);
 	git_repository_free(st->repo);
+	store_big_free(st);
 	if (st->inflight_fd >= 0)
 		close(st->inflight_fd);
 	if (st->state_fd >= 0)

@@ -6,15 +6,17 @@
  * zeros (a new file's data may never have been written).
  *
  * So the writes are made durable off the hot path, and checked at open:
- * - every pack and index the store publishes is noted; store_durable_sync()
+ * - every pack and index the store publishes is noted (and every loose
+ *   object, with its directory: big trees, store_big.c); store_durable_sync()
  *   fsyncs them, the pack directory and the ref, then records the head
  *   they make whole in hermes-synced (written, synced, renamed, and the
  *   directory synced). The daemon runs it in a thread a moment after each
  *   checkpoint, a command at store_close().
  * - store_durable_check(), at every open: when the head is the synced one
  *   there is nothing to do. Otherwise the packs written since the synced
- *   record are verified (trailer checksums of pack and index), damaged
- *   ones are moved to objects/pack/lost/, and the newest checkpoint between
+ *   record are verified (trailer checksums of pack and index; a loose
+ *   object inflated and hashed), damaged ones are moved to
+ *   objects/pack/lost/, and the newest checkpoint between
  *   the head and the synced one whose objects are all there becomes the
  *   head again; hermes-dropped says what was lost until the next checkpoint.
  * A healthy store (page cache whole, a killed process) is never changed:
@@ -525,6 +527,8 @@ int store_durable_check(struct store *st, struct herr *e)
 	 * would trouble every reader of the store (git fsck included). After
 	 * a sync there are none, so this is a directory read. */
 	lost = durable_verify_packs(st, ns);
+	/* and the loose objects (big trees, store_big.c) */
+	lost += store_big_verify_loose(st, ns - DURABLE_SLACK_NS);
 	if (lost) {
 		git_odb *odb = NULL;
 		if (git_repository_odb(&odb, st->repo) == 0)

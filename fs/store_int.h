@@ -5,6 +5,7 @@
 #include <git2.h>
 #include <git2/sys/repository.h>
 #include <limits.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -62,6 +63,7 @@ struct store {
 	ino_t collected_ino;
 	struct timespec collected_mtime;
 	struct store_durable *durable; /* store_durable.c */
+	struct store_big *big;         /* store_big.c */
 	char dropped[512]; /* what a crash lost (hermes-dropped), or "" */
 };
 
@@ -185,20 +187,78 @@ static inline git_filemode_t store_mode_of(const struct stat *sb)
  * above max_files. */
 int store_baseline_check(struct store *st, int rootfd, struct herr *e);
 
+/* store_big.c: trees of STORE_BIG_MIN bytes or more (a directory of some
+ * 7,000 entries) are hashed chunk by chunk, written as loose objects, and
+ * the last few kept in memory, entries indexed, for the next checkpoint. */
+#define STORE_BIG_MIN ((size_t)256 << 10)
+struct store_big;
+struct store_obj;
+int store_big_init(struct store *st);
+void store_big_free(struct store *st);
+/* The size from which a tree is big (HERMES_STORE_BIG_MIN for tests). */
+size_t store_big_min(const struct store *st);
+/* The id of big tree o (data, len), its chunk sums into o->sums. */
+int store_big_hash(struct store *st, struct store_obj *o);
+/* Write big tree o as a loose object, then keep it (its data, ents and
+ * sums move here; o is left empty). */
+int store_big_write(struct store *st, struct store_obj *o, struct herr *e);
+/* A buffer of size bytes for a big tree or its entries (malloc'ed: one a
+ * kept tree let go when there is one). */
+void *store_big_alloc(struct store *st, size_t size);
+/* A kept tree's bytes, for the sink's reads (NULL: not kept). */
+const struct store_obj *store_big_find(const struct store *st, const git_oid *oid);
+/* After a power cut: verify the loose objects written since ns (less
+ * slack); the damaged ones go to objects/pack/lost/. The number moved. */
+int store_big_verify_loose(struct store *st, long long since_ns);
+
+/* A tree's entries, from libgit2 or from a big tree kept here (which
+ * needs no read, inflate and parse of megabytes). */
+struct store_tent {
+	const char *name; /* NUL-terminated */
+	size_t len;
+	git_filemode_t mode;
+	git_oid oid;
+};
+struct big_tree;
+struct store_tview {
+	git_tree *t;
+	struct big_tree *b;
+};
+/* 0, -ENOENT (no such tree), -EIO or -ENOMEM. */
+int store_tv_lookup(struct store *st, const git_oid *oid, struct store_tview *out);
+/* A view of a tree the caller holds (taken with a reference of its own). */
+int store_tv_of(const git_tree *t, struct store_tview *out);
+void store_tv_free(struct store_tview *tv);
+size_t store_tv_count(const struct store_tview *tv);
+void store_tv_at(const struct store_tview *tv, size_t i, struct store_tent *out);
+/* 1 and the entry, or 0: no entry of that name. */
+int store_tv_byname(const struct store_tview *tv, const char *name, size_t len,
+		    struct store_tent *out);
+static inline int store_tent_is_tree(const struct store_tent *te)
+{
+	return te->mode == GIT_FILEMODE_TREE;
+}
+/* A kept tree's bytes and entry offsets (NULL: tv is libgit2's). */
+const struct store_obj *store_tv_big(const struct store_tview *tv);
+/* Entry i of a kept tree, and the first entry not before name (as a
+ * tree or not) in git's order. */
+void store_big_ent(const struct store_obj *o, size_t i, struct store_tent *out);
+size_t store_big_lower(const struct store_obj *o, const char *name, size_t len, int tree);
+
 /* store_lookup.c: entries of one tree by path, each directory's tree read
  * once for the life of the lookup (git_tree_entry_bypath reads every tree
  * on the path again, and libgit2's cache may have dropped them) */
 struct store_lookup;
 /* root stays the caller's and must outlive the lookup. */
-int store_lookup_new(git_repository *repo, const git_tree *root, struct store_lookup **out);
+int store_lookup_new(struct store *st, const git_tree *root, struct store_lookup **out);
 void store_lookup_free(struct store_lookup *lk);
-/* The entry at a normalised relative path, or NULL; valid until
- * store_lookup_free. */
-const git_tree_entry *store_lookup_entry(struct store_lookup *lk, const char *path);
+/* 1 and the entry at a normalised relative path, or 0. */
+int store_lookup_entry(struct store_lookup *lk, const char *path, struct store_tent *out);
 /* The tree at path[0..len) ("" is the root), or NULL when nothing or no
  * tree stands there; valid until store_lookup_free. */
-const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, size_t len);
-const git_tree *store_lookup_tree(struct store_lookup *lk, const char *path);
+const struct store_tview *store_lookup_tree_n(struct store_lookup *lk, const char *path,
+					      size_t len);
+const struct store_tview *store_lookup_tree(struct store_lookup *lk, const char *path);
 /* 0, or the first failure (-ENOMEM, -EIO: a tree could not be read) that
  * made a lookup answer NULL. */
 int store_lookup_error(const struct store_lookup *lk);
@@ -249,13 +309,20 @@ unsigned long long store_pack_size(const struct store_pack *p);
 int store_pack_finish(struct store_pack *p, struct herr *e);
 void store_pack_abort(struct store_pack *p);
 
-/* One object held in memory until it is written into a pack. */
+/* One object held in memory until it is written into a pack (or, a big
+ * tree, as a loose object: store_big.c). */
+struct big_sums;
 struct store_obj {
 	git_oid oid;
 	git_object_t type;
 	size_t len;
 	unsigned char *data;
+	uint32_t *ents; /* a big tree: the offset of each entry, */
+	size_t nents;
+	struct big_sums *sums; /* and the checksums of its chunks */
 };
+/* Free what o holds (not o). */
+void store_obj_release(struct store_obj *o);
 
 /* Write these objects as one uncompressed pack with its index and make
  * them visible. */
@@ -275,6 +342,10 @@ int store_sink_put(struct store *st, git_object_t type, const void *buf, size_t 
 /* The same for a malloc'ed buf, which the sink takes (a big tree is not
  * copied once more); freed on failure too. */
 int store_sink_give(struct store *st, git_object_t type, void *buf, size_t len, git_oid *oid);
+/* A tree so given, with the offset of each of its n entries (ents, taken
+ * too: kept with a big tree, freed with a small one). */
+int store_sink_give_tree(struct store *st, void *buf, size_t len, uint32_t *ents, size_t n,
+			 git_oid *oid);
 /* The same for an object whose id the caller computed. */
 int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
 		    const git_oid *oid);

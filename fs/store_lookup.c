@@ -9,27 +9,29 @@
 #include <string.h>
 
 struct lookup_slot {
-	char *path;     /* a directory relative to the root; NULL: free slot */
+	char *path; /* a directory relative to the root; NULL: free slot */
 	size_t len;
-	git_tree *tree; /* NULL: nothing, or no tree, at path */
+	/* NULL: nothing, or no tree, at path (on the heap: the table moves) */
+	struct store_tview *tree;
 };
 
 struct store_lookup {
-	git_repository *repo;
-	const git_tree *root;
+	struct store *st;
+	struct store_tview root;
 	struct lookup_slot *v;
 	size_t n, cap; /* cap a power of two, n at most half of it */
 	int err;       /* the first failure: -ENOMEM, or -EIO for an unreadable tree */
 };
 
-int store_lookup_new(git_repository *repo, const git_tree *root, struct store_lookup **out)
+int store_lookup_new(struct store *st, const git_tree *root, struct store_lookup **out)
 {
 	struct store_lookup *lk = calloc(1, sizeof(*lk));
 
-	if (!lk)
+	if (!lk || (root && store_tv_of(root, &lk->root) < 0)) {
+		free(lk);
 		return -ENOMEM;
-	lk->repo = repo;
-	lk->root = root;
+	}
+	lk->st = st;
 	*out = lk;
 	return 0;
 }
@@ -45,8 +47,10 @@ void store_lookup_free(struct store_lookup *lk)
 		return;
 	for (size_t i = 0; i < lk->cap; i++) {
 		free(lk->v[i].path);
-		git_tree_free(lk->v[i].tree);
+		store_tv_free(lk->v[i].tree);
+		free(lk->v[i].tree);
 	}
+	store_tv_free(&lk->root);
 	free(lk->v);
 	free(lk);
 }
@@ -88,34 +92,35 @@ static int lookup_grow(struct store_lookup *lk)
 }
 
 /* The subtree name[0..len) of t, read from the store (NULL: none). */
-static git_tree *lookup_child(struct store_lookup *lk, const git_tree *t, const char *name,
-			      size_t len)
+static struct store_tview *lookup_child(struct store_lookup *lk, const struct store_tview *t,
+					const char *name, size_t len)
 {
-	char nm[NAME_MAX + 1];
-	const git_tree_entry *te;
-	git_tree *sub = NULL;
+	struct store_tview *sub;
+	struct store_tent te;
+	int r;
 
-	if (!t || len > NAME_MAX)
+	if (!t || !store_tv_byname(t, name, len, &te) || !store_tent_is_tree(&te))
 		return NULL;
-	memcpy(nm, name, len);
-	nm[len] = '\0';
-	te = git_tree_entry_byname(t, nm);
-	if (!te || git_tree_entry_type(te) != GIT_OBJECT_TREE)
+	if (!(sub = malloc(sizeof(*sub)))) {
+		lk->err = -ENOMEM;
 		return NULL;
-	if (git_tree_lookup(&sub, lk->repo, git_tree_entry_id(te)) < 0) {
-		lk->err = -EIO;
+	}
+	if ((r = store_tv_lookup(lk->st, &te.oid, sub)) < 0) {
+		lk->err = r == -ENOMEM ? r : -EIO;
+		free(sub);
 		return NULL;
 	}
 	return sub;
 }
 
-const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, size_t len)
+const struct store_tview *store_lookup_tree_n(struct store_lookup *lk, const char *path,
+					      size_t len)
 {
-	const git_tree *t = lk->root;
+	const struct store_tview *t = lk->root.t || lk->root.b ? &lk->root : NULL;
 	size_t at = len, start = 0;
 
 	if (len == 0)
-		return lk->root;
+		return t;
 	/* the deepest directory of path already known, then down from it */
 	while (at > 0) {
 		struct lookup_slot *s;
@@ -135,6 +140,7 @@ const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, s
 	while (start < len) {
 		const char *slash = memchr(path + start, '/', len - start);
 		size_t end = slash ? (size_t)(slash - path) : len;
+		struct store_tview *sub;
 		char *key;
 
 		if ((lk->n + 1) * 2 > lk->cap && lookup_grow(lk) < 0) {
@@ -147,7 +153,7 @@ const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, s
 			return NULL;
 		}
 		/* an absent one is remembered too: lookups below it end there */
-		git_tree *sub = lookup_child(lk, t, path + start, end - start);
+		sub = lookup_child(lk, t, path + start, end - start);
 		*lookup_probe(lk->v, lk->cap, path, end) = (struct lookup_slot){ key, end, sub };
 		lk->n++;
 		if (!sub)
@@ -158,16 +164,17 @@ const git_tree *store_lookup_tree_n(struct store_lookup *lk, const char *path, s
 	return t;
 }
 
-const git_tree *store_lookup_tree(struct store_lookup *lk, const char *path)
+const struct store_tview *store_lookup_tree(struct store_lookup *lk, const char *path)
 {
 	return store_lookup_tree_n(lk, path, strlen(path));
 }
 
-const git_tree_entry *store_lookup_entry(struct store_lookup *lk, const char *path)
+int store_lookup_entry(struct store_lookup *lk, const char *path, struct store_tent *out)
 {
 	const char *slash = strrchr(path, '/');
-	const git_tree *dir = slash ? store_lookup_tree_n(lk, path, (size_t)(slash - path))
-				    : lk->root;
+	const struct store_tview *dir =
+		store_lookup_tree_n(lk, path, slash ? (size_t)(slash - path) : 0);
+	const char *name = slash ? slash + 1 : path;
 
-	return dir ? git_tree_entry_byname(dir, slash ? slash + 1 : path) : NULL;
+	return dir ? store_tv_byname(dir, name, strlen(name), out) : 0;
 }

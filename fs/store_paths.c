@@ -151,9 +151,9 @@ static int paths_normalise(const char *in, char *out, size_t size)
  * entries are asked for (reading it from the root for each, as
  * git_tree_entry_bypath does, made a checkpoint O(changed x entries) once
  * the directory's tree fell out of libgit2's cache). */
-static const git_tree_entry *prev_entry(struct paths_ctx *c, const char *rel)
+static int prev_entry(struct paths_ctx *c, const char *rel, struct store_tent *te)
 {
-	return store_lookup_entry(c->prev_at, rel);
+	return store_lookup_entry(c->prev_at, rel, te);
 }
 
 /* A new path needs its ancestors to be trees: blobs in the way go. */
@@ -166,12 +166,11 @@ static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 		return 0; /* the parent is a tree already, so are its parents */
 	snprintf(buf, sizeof(buf), "%s", rel);
 	for (char *s = buf; (s = strchr(s, '/')); s++) {
-		const git_tree_entry *te;
+		struct store_tent te;
 		*s = '\0';
-		te = prev_entry(c, buf);
-		if (!te)
+		if (!prev_entry(c, buf, &te))
 			return 0; /* nothing deeper can exist either */
-		if (git_tree_entry_type(te) != GIT_OBJECT_TREE)
+		if (!store_tent_is_tree(&te))
 			return upd_push(&c->rm, buf, NULL, 0);
 		*s = '/';
 	}
@@ -181,7 +180,7 @@ static int remove_blob_ancestors(struct paths_ctx *c, const char *rel)
 static int paths_one(struct paths_ctx *c, const char *rel, int parents_known);
 
 /* A directory: everything below it now, and what of it is gone. */
-static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_sub)
+static int paths_dir(struct paths_ctx *c, const char *rel, const struct store_tview *prev_sub)
 {
 	int fd = rel[0] ? fsio_open(c->rootfd, rel, O_RDONLY | O_DIRECTORY)
 			: openat(c->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -225,8 +224,10 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
 		r = paths_one(c, child, 1);
 	}
-	for (size_t i = 0; r == 0 && prev_sub && i < git_tree_entrycount(prev_sub); i++) {
-		const char *name = git_tree_entry_name(git_tree_entry_byindex(prev_sub, i));
+	for (size_t i = 0; r == 0 && prev_sub && i < store_tv_count(prev_sub); i++) {
+		struct store_tent pe;
+		store_tv_at(prev_sub, i, &pe);
+		const char *name = pe.name;
 		if (n && bsearch(&name, names, n, sizeof(*names), names_cmp))
 			continue;
 		snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", name);
@@ -241,8 +242,9 @@ static int paths_dir(struct paths_ctx *c, const char *rel, const git_tree *prev_
 /* parents_known: no parent of rel is a foreign directory. */
 static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 {
-	const git_tree_entry *te = prev_entry(c, rel);
-	int was_tree = te && git_tree_entry_type(te) == GIT_OBJECT_TREE;
+	struct store_tent tent;
+	const struct store_tent *te = prev_entry(c, rel, &tent) ? &tent : NULL;
+	int was_tree = te && store_tent_is_tree(te);
 	struct stat sb;
 	int r = fsio_lstat(c->rootfd, rel, &sb);
 	int trackable = r == 0 && (S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode) ||
@@ -284,7 +286,7 @@ static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 			goto out;
 		}
 		r = (paths_live(c, rel) ? store_hash_stable_at : store_hash_at)(
-			c->st, dfd, base, &sb, te && !was_tree ? git_tree_entry_id(te) : NULL, &oid,
+			c->st, dfd, base, &sb, te && !was_tree ? &te->oid : NULL, &oid,
 			&seen);
 		if (r == -ENOENT || r == -ELOOP) {
 			r = te ? upd_push(&c->rm, rel, NULL, 0) : 0;
@@ -300,8 +302,8 @@ static int paths_one(struct paths_ctx *c, const char *rel, int parents_known)
 			goto out;
 		}
 		c->st->written_since_gc += (long long)seen.st_size;
-		if (te && !was_tree && git_oid_equal(&oid, git_tree_entry_id(te)) &&
-		    git_tree_entry_filemode(te) == store_mode_of(&seen))
+		if (te && !was_tree && git_oid_equal(&oid, &te->oid) &&
+		    te->mode == store_mode_of(&seen))
 			goto out;
 		r = upd_push(&c->up, rel, &oid, store_mode_of(&seen));
 	}
@@ -421,63 +423,150 @@ static int tree_reserve(char **buf, size_t *cap, size_t at, size_t need)
 	return 0;
 }
 
+static int size_t_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* tree_write for a base kept by store_big.c: the new tree is the base's
+ * bytes with the groups' entries cut out and v's put in, found by binary
+ * search; runs of untouched entries are copied whole, their offsets
+ * shifted. */
+static int tree_splice(struct paths_ctx *c, const struct store_obj *bo, struct tree_ent *v,
+		       size_t k, const struct tree_ent *groups, size_t ng, git_oid *oid,
+		       int *empty)
+{
+	size_t nb = bo->nents, nd = 0, n = 0, at = 0, cap = bo->len + 1, i = 0, j = 0, d = 0;
+	_cleanup_free_ size_t *del = calloc(ng + 1, sizeof(*del));
+	_cleanup_free_ size_t *pos = calloc(k + 1, sizeof(*pos));
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ uint32_t *ents = NULL;
+	int r;
+
+	if (!del || !pos)
+		return err_set(c->e, -ENOMEM, "out of memory");
+	for (size_t g = 0; g < ng; g++) {
+		for (int tree = 0; tree < 2; tree++) {
+			struct store_tent te;
+			size_t x = store_big_lower(bo, groups[g].name, groups[g].len, tree);
+			if (x >= nb)
+				continue;
+			store_big_ent(bo, x, &te);
+			if (te.len == groups[g].len && memcmp(te.name, groups[g].name, te.len) == 0 &&
+			    store_tent_is_tree(&te) == tree) {
+				del[nd++] = x;
+				break;
+			}
+		}
+	}
+	qsort(del, nd, sizeof(*del), size_t_cmp);
+	for (size_t x = 0; x < k; x++) {
+		pos[x] = store_big_lower(bo, v[x].name, v[x].len, v[x].mode == GIT_FILEMODE_TREE);
+		cap += 16 + v[x].len + 1 + GIT_OID_RAWSZ; /* "<mode> " fits in 16 */
+	}
+	buf = store_big_alloc(c->st, cap);
+	ents = store_big_alloc(c->st, (nb + k + 1) * sizeof(*ents));
+	if (!buf || !ents)
+		return err_set(c->e, -ENOMEM, "out of memory");
+	for (;;) {
+		size_t stop = nb;
+
+		while (d < nd && del[d] < i)
+			d++; /* named twice: a damaged base */
+		if (j < k && pos[j] < stop)
+			stop = pos[j];
+		if (d < nd && del[d] < stop)
+			stop = del[d];
+		if (stop > i) {
+			size_t from = bo->ents[i], to = stop < nb ? bo->ents[stop] : bo->len;
+			memcpy(buf + at, bo->data + from, to - from);
+			for (size_t x = i; x < stop; x++)
+				ents[n++] = (uint32_t)(bo->ents[x] - from + at);
+			at += to - from;
+			i = stop;
+		}
+		if (j < k && pos[j] == i) {
+			ents[n++] = (uint32_t)at;
+			at += tree_ent_put(buf + at, &v[j++]);
+		} else if (d < nd && del[d] == i) {
+			i++;
+			d++;
+		} else if (i >= nb) {
+			break;
+		}
+	}
+	*empty = n == 0;
+	if (n == 0)
+		return 0;
+	r = store_sink_give_tree(c->st, steal_ptr(&buf), at, steal_ptr(&ents), n, oid);
+	return r < 0 ? err_sys(c->e, r, "cannot build the checkpoint tree") : 0;
+}
+
 /* The tree: the k changed entries of v (any order) merged, as it is
  * written, into the entries of base whose names no op touched (groups).
  * Those are in git's order already and copied as they come, with no sort
  * of the whole (which, with the copies it needed, was most of the cost of
  * one change in a big directory); a base not in git's order could only be
  * a damaged store, and stays as unordered as it was. */
-static int tree_write(struct paths_ctx *c, const git_tree *base, struct tree_ent *v, size_t k,
-		      const struct tree_ent *groups, size_t ng, git_oid *oid, int *empty)
+static int tree_write(struct paths_ctx *c, const struct store_tview *base, struct tree_ent *v,
+		      size_t k, const struct tree_ent *groups, size_t ng, git_oid *oid, int *empty)
 {
-	size_t nbase = base ? git_tree_entrycount(base) : 0, cap = 0, at = 0, n = 0, j = 0;
+	size_t nbase = base ? store_tv_count(base) : 0, cap = 0, at = 0, n = 0, j = 0;
+	const struct store_obj *bo = base ? store_tv_big(base) : NULL;
 	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ uint32_t *ents = NULL;
 	int r;
 
 	qsort(v, k, sizeof(*v), tree_ent_cmp);
-	if (tree_reserve(&buf, &cap, 0, nbase * 48 + k * 64 + 1) < 0)
+	if (bo)
+		return tree_splice(c, bo, v, k, groups, ng, oid, empty);
+	ents = malloc((nbase + k + 1) * sizeof(*ents));
+	if (!ents || tree_reserve(&buf, &cap, 0, nbase * 48 + k * 64 + 1) < 0)
 		return err_set(c->e, -ENOMEM, "out of memory");
 	for (size_t i = 0; i <= nbase; i++) {
 		struct tree_ent be = { 0 };
 
 		if (i < nbase) {
-			const git_tree_entry *te = git_tree_entry_byindex(base, i);
-			be.name = git_tree_entry_name(te);
-			be.len = strlen(be.name);
+			struct store_tent te;
+			store_tv_at(base, i, &te);
+			be.name = te.name;
+			be.len = te.len;
 			if (ng && bsearch(&be, groups, ng, sizeof(*groups), tree_name_cmp))
 				continue;
-			be.mode = git_tree_entry_filemode(te);
-			git_oid_cpy(&be.oid, git_tree_entry_id(te));
+			be.mode = te.mode;
+			git_oid_cpy(&be.oid, &te.oid);
 		}
-		for (; j < k && (i == nbase || tree_ent_cmp(&v[j], &be) < 0); j++, n++) {
-			if (tree_reserve(&buf, &cap, at, 8 + v[j].len + 1 + GIT_OID_RAWSZ) < 0)
+		for (; j < k && (i == nbase || tree_ent_cmp(&v[j], &be) < 0); j++) {
+			if (tree_reserve(&buf, &cap, at, 16 + v[j].len + 1 + GIT_OID_RAWSZ) < 0)
 				return err_set(c->e, -ENOMEM, "out of memory");
+			ents[n++] = (uint32_t)at;
 			at += tree_ent_put(buf + at, &v[j]);
 		}
 		if (i == nbase)
 			break;
-		if (tree_reserve(&buf, &cap, at, 8 + be.len + 1 + GIT_OID_RAWSZ) < 0)
+		if (tree_reserve(&buf, &cap, at, 16 + be.len + 1 + GIT_OID_RAWSZ) < 0)
 			return err_set(c->e, -ENOMEM, "out of memory");
+		ents[n++] = (uint32_t)at;
 		at += tree_ent_put(buf + at, &be);
-		n++;
 	}
 	*empty = n == 0;
 	if (n == 0)
 		return 0;
-	r = store_sink_give(c->st, GIT_OBJECT_TREE, steal_ptr(&buf), at, oid);
+	r = store_sink_give_tree(c->st, steal_ptr(&buf), at, steal_ptr(&ents), n, oid);
 	return r < 0 ? err_sys(c->e, r, "cannot build the checkpoint tree") : 0;
 }
 
 /* Count the change of one name from old (may be NULL) to id b with mode mb
  * (b NULL: gone). */
-static void tree_count(struct paths_ctx *c, const git_tree_entry *old, const git_oid *b,
+static void tree_count(struct paths_ctx *c, const struct store_tent *old, const git_oid *b,
 		       git_filemode_t mb)
 {
 	/* an unreadable blob (a collection replaced its pack): the commit
 	 * diffs the trees instead, and reopens the store if it must */
 	if (!c->count_by_diff &&
-	    store_count_change(c->st, &c->counts, old ? git_tree_entry_id(old) : NULL,
-			       old ? git_tree_entry_filemode(old) : 0, b, mb) < 0)
+	    store_count_change(c->st, &c->counts, old ? &old->oid : NULL, old ? old->mode : 0, b,
+			       mb) < 0)
 		c->count_by_diff = 1;
 }
 
@@ -508,7 +597,7 @@ static int paths_dir_stays(struct paths_ctx *c, const char *rel)
 /* Build base (may be NULL), the tree of directory dir ("" for the root),
  * with ops[0..n) applied into *oid (ops are reordered); *empty when
  * nothing is left, and then nothing is written. */
-static int tree_build(struct paths_ctx *c, const git_tree *base, const char *dir,
+static int tree_build(struct paths_ctx *c, const struct store_tview *base, const char *dir,
 		      struct tree_op *ops, size_t n, git_oid *oid, int *empty)
 {
 	size_t nv = 0, ng = 0;
@@ -522,7 +611,8 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, const char *dir
 	for (size_t i = 0, j; i < n && r == 0; i = j) {
 		const char *name = ops[i].path;
 		size_t len = tree_name_len(name), m = 0;
-		const git_tree_entry *be = NULL, *old;
+		struct store_tent oent;
+		const struct store_tent *be = NULL, *old;
 		const struct upd *blob = NULL;
 		int removed = 0, deeper_up = 0, deeper = 0, be_tree, is_dir = 0;
 		char nm[NAME_MAX + 1], sub_dir[PATH_MAX];
@@ -548,10 +638,10 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, const char *dir
 		groups[ng++] = (struct tree_ent){ name, len, 0, { { 0 } } };
 		memcpy(nm, name, len);
 		nm[len] = '\0';
-		old = be = base ? git_tree_entry_byname(base, nm) : NULL;
+		old = be = base && store_tv_byname(base, name, len, &oent) ? &oent : NULL;
 		if (be && removed)
 			be = NULL;
-		be_tree = be && git_tree_entry_type(be) == GIT_OBJECT_TREE;
+		be_tree = be && store_tent_is_tree(be);
 		if (blob && !deeper_up) {
 			v[nv++] = (struct tree_ent){ name, len, blob->mode, blob->oid };
 			tree_count(c, old, &blob->oid, blob->mode);
@@ -560,8 +650,7 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, const char *dir
 		if (!deeper || (be && !be_tree && !deeper_up)) {
 			/* nothing below a file to remove: it stays */
 			if (be) {
-				v[nv++] = (struct tree_ent){ name, len, git_tree_entry_filemode(be),
-							     *git_tree_entry_id(be) };
+				v[nv++] = (struct tree_ent){ name, len, be->mode, be->oid };
 				continue;
 			}
 			if (old)
@@ -577,17 +666,18 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, const char *dir
 		/* below: the new subtree counts its own changes against be;
 		 * a file it replaces is gone, and a directory removed and
 		 * made again pairs its old and new files only in a diff */
-		if (old && git_tree_entry_type(old) != GIT_OBJECT_TREE)
+		if (old && !store_tent_is_tree(old))
 			tree_count(c, old, NULL, 0);
 		else if (old && !be)
 			c->count_by_diff = 1;
 		/* a file in the way of a path below it goes */
-		git_tree *sub = NULL;
+		struct store_tview sub = { 0 };
 		git_oid sub_oid;
 		int sub_empty = 1;
 
-		if (be_tree && git_tree_lookup(&sub, c->st->repo, git_tree_entry_id(be)) < 0) {
-			r = store_git_err(c->e, -EIO, "cannot read the previous checkpoint");
+		if (be_tree && (r = store_tv_lookup(c->st, &be->oid, &sub)) < 0) {
+			r = r == -ENOMEM ? err_set(c->e, r, "out of memory")
+					 : store_git_err(c->e, -EIO, "cannot read the previous checkpoint");
 			break;
 		}
 		for (size_t k = i; k < j; k++)
@@ -595,8 +685,8 @@ static int tree_build(struct paths_ctx *c, const git_tree *base, const char *dir
 				ops[i + m++] = (struct tree_op){ ops[k].path + len + 1, ops[k].u,
 								 ops[k].remove };
 		snprintf(sub_dir, sizeof(sub_dir), "%s%s%s", dir, dir[0] ? "/" : "", nm);
-		r = tree_build(c, sub, sub_dir, ops + i, m, &sub_oid, &sub_empty);
-		git_tree_free(sub);
+		r = tree_build(c, be_tree ? &sub : NULL, sub_dir, ops + i, m, &sub_oid, &sub_empty);
+		store_tv_free(&sub);
 		/* emptied: kept while the directory is there (a removal of the
 		 * files in it names no directory) */
 		if (r == 0 && sub_empty && (is_dir || paths_dir_stays(c, sub_dir))) {
@@ -632,7 +722,13 @@ static int paths_build(struct paths_ctx *c, git_oid *tree_oid)
 	for (size_t i = 0; i < c->up.n; i++)
 		ops[n++] = (struct tree_op){ c->up.v[i].path, &c->up.v[i], 0 };
 	qsort(ops, n, sizeof(*ops), tree_op_cmp);
-	r = tree_build(c, c->prev, "", ops, n, tree_oid, &empty);
+	{
+		struct store_tview root;
+		if (store_tv_of(c->prev, &root) < 0)
+			return err_set(c->e, -ENOMEM, "out of memory");
+		r = tree_build(c, &root, "", ops, n, tree_oid, &empty);
+		store_tv_free(&root);
+	}
 	if (r == 0 && empty) {
 		r = store_sink_put(c->st, GIT_OBJECT_TREE, "", 0, tree_oid);
 		if (r < 0)
@@ -664,14 +760,14 @@ int store_checkpoint_paths(struct store *st, int rootfd, const char *const *relp
 	}
 	r = store_ignore_refresh(st, rootfd, e);
 	c.foreign = store_foreign_new();
-	if (r == 0 && store_lookup_new(st->repo, c.prev, &c.prev_at) < 0)
+	if (r == 0 && store_lookup_new(st, c.prev, &c.prev_at) < 0)
 		r = err_set(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (paths_normalise(relpaths[i], rel, sizeof(rel)) < 0) {
 			r = err_set(e, -EINVAL, "%s: not a path inside the tree", relpaths[i]);
 			break;
 		}
-		r = rel[0] ? paths_one(&c, rel, 0) : paths_dir(&c, rel, c.prev);
+		r = rel[0] ? paths_one(&c, rel, 0) : paths_dir(&c, rel, store_lookup_tree(c.prev_at, ""));
 	}
 	/* an entry read as absent would be taken for a new file */
 	if (r == 0 && store_lookup_error(c.prev_at) < 0)

@@ -99,8 +99,10 @@ static int restore_in_way(struct restore_ctx *c, const char *path)
 			return 0; /* nothing there: nothing to lose */
 		/* once per written file: a lookup from the root each time
 		 * re-read a big directory's tree for every file in it */
-		if (!S_ISDIR(sb.st_mode))
-			return !store_lookup_entry(c->cur_at, buf);
+		if (!S_ISDIR(sb.st_mode)) {
+			struct store_tent te;
+			return !store_lookup_entry(c->cur_at, buf, &te);
+		}
 		if (!slash)
 			return 0;
 		*slash = '/';
@@ -462,7 +464,7 @@ int store_restore(struct store *st, int rootfd, const char *oid,
 		goto out;
 	c.cur = cur;
 	c.foreign = store_foreign_new();
-	if (store_lookup_new(st->repo, cur, &c.cur_at) < 0) {
+	if (store_lookup_new(st, cur, &c.cur_at) < 0) {
 		rc = err_set(e, -ENOMEM, "out of memory");
 		goto out;
 	}

@@ -18,6 +18,8 @@
 #include <git2/sys/odb_backend.h>
 #include <openssl/evp.h>
 
+#include "cleanup.h"
+
 struct sink_backend {
 	git_odb_backend parent;
 	struct store_obj *v;
@@ -25,6 +27,7 @@ struct sink_backend {
 	uint32_t *slots; /* open addressing on the oid: index + 1, 0 = empty */
 	size_t nslots;
 	size_t bytes; /* sum of the objects' sizes */
+	struct store *st;
 };
 
 static size_t sink_slot(const struct sink_backend *b, const git_oid *oid)
@@ -55,10 +58,17 @@ static struct store_obj *sink_find(struct sink_backend *b, const git_oid *oid)
 	return b->slots[s] ? &b->v[b->slots[s] - 1] : NULL;
 }
 
+/* Big trees already written are read from memory too (store_big.c). Only
+ * reads: exists() and read_header() answer for what waits here, so that
+ * nothing takes a kept tree for one the store holds (a collection may
+ * have dropped it since). */
 static int sink_read(void **out, size_t *len, git_object_t *type, git_odb_backend *be,
 		     const git_oid *oid)
 {
 	struct store_obj *o = sink_find((struct sink_backend *)be, oid);
+
+	if (!o || !o->data)
+		o = (struct store_obj *)store_big_find(((struct sink_backend *)be)->st, oid);
 
 	if (!o)
 		return GIT_ENOTFOUND;
@@ -88,22 +98,19 @@ static int sink_exists(git_odb_backend *be, const git_oid *oid)
 	return sink_find((struct sink_backend *)be, oid) != NULL;
 }
 
-/* Keep an object whose id is known (the caller hashed it): a copy of
- * data, or data itself when given (malloc'ed; ours then in any case). */
-static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data, size_t len,
-		    git_object_t type, void *given)
+/* Keep object o, whose id is known (the caller hashed it): what it holds
+ * moves here, or is freed when the object waits here already. */
+static int sink_take(struct sink_backend *b, struct store_obj *o)
 {
-	struct store_obj *o;
-
-	if (sink_find(b, oid)) {
-		free(given);
+	if (sink_find(b, &o->oid)) {
+		store_obj_release(o);
 		return 0;
 	}
 	if ((b->n + 1) * 2 > b->nslots) {
 		size_t ns = b->nslots ? b->nslots * 2 : 256;
 		uint32_t *sl = calloc(ns, sizeof(*sl));
 		if (!sl) {
-			free(given);
+			store_obj_release(o);
 			return -ENOMEM;
 		}
 		free(b->slots);
@@ -116,24 +123,36 @@ static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data
 		size_t cap = b->cap ? b->cap * 2 : 64;
 		struct store_obj *v = realloc(b->v, cap * sizeof(*v));
 		if (!v) {
-			free(given);
+			store_obj_release(o);
 			return -ENOMEM;
 		}
 		b->v = v;
 		b->cap = cap;
 	}
-	o = &b->v[b->n];
-	o->data = given ? given : malloc(len ? len : 1);
-	if (!o->data)
-		return -ENOMEM;
-	if (!given)
-		memcpy(o->data, data, len);
-	o->oid = *oid;
-	o->type = type;
-	o->len = len;
-	b->slots[sink_lookup(b, oid)] = (uint32_t)++b->n;
-	b->bytes += len;
+	b->v[b->n] = *o;
+	b->slots[sink_lookup(b, &o->oid)] = (uint32_t)++b->n;
+	b->bytes += o->len;
 	return 0;
+}
+
+/* The same for a copy of data, or data itself when given (malloc'ed;
+ * ours then in any case). */
+static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data, size_t len,
+		    git_object_t type, void *given)
+{
+	struct store_obj o = { .oid = *oid, .type = type, .len = len, .data = given };
+
+	if (sink_find(b, oid)) {
+		free(given);
+		return 0;
+	}
+	if (!given) {
+		o.data = malloc(len ? len : 1);
+		if (!o.data)
+			return -ENOMEM;
+		memcpy(o.data, data, len);
+	}
+	return sink_take(b, &o);
 }
 
 static int sink_write(git_odb_backend *be, const git_oid *oid, const void *data, size_t len,
@@ -180,6 +199,27 @@ int store_sink_give(struct store *st, git_object_t type, void *buf, size_t len, 
 	return sink_add(st->sink, oid, buf, len, type, buf);
 }
 
+int store_sink_give_tree(struct store *st, void *buf, size_t len, uint32_t *ents, size_t n,
+			 git_oid *oid)
+{
+	struct store_obj o = { .type = GIT_OBJECT_TREE, .len = len, .data = buf };
+	int r;
+
+	if (len < store_big_min(st) || len > UINT32_MAX) {
+		free(ents);
+		return store_sink_give(st, GIT_OBJECT_TREE, buf, len, oid);
+	}
+	o.ents = ents;
+	o.nents = n;
+	r = store_big_hash(st, &o);
+	if (r < 0) {
+		store_obj_release(&o);
+		return r;
+	}
+	*oid = o.oid;
+	return sink_take(st->sink, &o);
+}
+
 int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t len,
 		    const git_oid *oid)
 {
@@ -189,7 +229,7 @@ int store_sink_keep(struct store *st, git_object_t type, const void *buf, size_t
 static void sink_clear(struct sink_backend *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		free(b->v[i].data);
+		store_obj_release(&b->v[i]);
 	b->n = 0;
 	b->bytes = 0;
 	if (b->slots)
@@ -281,18 +321,42 @@ int store_sink_install(struct store *st)
 		free(b);
 		return -EIO;
 	}
+	b->st = st;
 	st->sink = b;
 	return 0;
 }
 
+/* Big trees as loose objects (store_big.c), everything else in one pack;
+ * the pack last, so that a failure leaves nothing that names a missing
+ * object (a loose tree alone is garbage a collection sweeps). */
 int store_sink_flush(struct store *st, struct herr *e)
 {
 	struct sink_backend *b = st->sink;
-	int r;
+	size_t k = 0;
+	int r = 0;
 
 	if (!b || b->n == 0)
 		return 0;
-	r = store_pack_write_objects(st, b->v, b->n, e);
+	/* a big tree written by a flush that failed after it is kept by
+	 * store_big.c, its data gone from here */
+	for (size_t i = 0; i < b->n; i++)
+		if (!b->v[i].sums && b->v[i].data)
+			k++;
+	for (size_t i = 0; i < b->n && r == 0; i++)
+		if (b->v[i].sums && b->v[i].data)
+			r = store_big_write(st, &b->v[i], e);
+	if (r == 0 && k == b->n) {
+		r = store_pack_write_objects(st, b->v, b->n, e);
+	} else if (r == 0 && k > 0) {
+		_cleanup_free_ struct store_obj *small = malloc(k * sizeof(*small));
+		size_t j = 0;
+		if (!small)
+			return err_set(e, -ENOMEM, "out of memory");
+		for (size_t i = 0; i < b->n; i++)
+			if (!b->v[i].sums && b->v[i].data)
+				small[j++] = b->v[i];
+		r = store_pack_write_objects(st, small, k, e);
+	}
 	if (r == 0)
 		sink_clear(b);
 	return r;
