@@ -78,3 +78,18 @@ ok "2 paths, one of them the directory: $ELAPSED ms"
 
 "${G[@]}" fsck --no-progress >"$WORK/fsck" 2>&1 || fail "git fsck: $(cat "$WORK/fsck")"
 ok "git fsck is clean"
+
+# the directory's tree went into the store as a loose object (store_big.c:
+# one stored block a chunk, no pack checksums); git and a restore read it
+big_tree=$("${G[@]}" rev-parse HEAD:big)
+[ -f "$(store_dir)/objects/${big_tree:0:2}/${big_tree:2}" ] ||
+	fail "the big directory's tree is not a loose object"
+"${G[@]}" cat-file -p "$big_tree" >"$WORK/loose" 2>&1 &&
+	head -1 "$WORK/loose" | grep -q '[[:space:]]file1\.txt$' ||
+	fail "git cannot read the loose tree: $(head -2 "$WORK/loose")"
+rm -rf "$TREE/big"
+expect 0 rollback -C "$TREE" 1
+[ "$(find "$TREE/big" -type f | wc -l)" = $((N / 2 - 100)) ] ||
+	fail "restored $(find "$TREE/big" -type f | wc -l) files, want $((N / 2 - 100))"
+[ "$(cat "$TREE/big/file3.txt")" = changed ] || fail "a restored file's content"
+ok "the big tree is a loose object that git and a restore read"

@@ -24,6 +24,9 @@ model of ext4 with data=ordered and delayed allocation:
   anything was, `hermesctl rollback 1` must restore the tree to exactly
   that checkpoint, and `git fsck` must pass.
 
+With STORE_POWER_CUT_PATHS=1 every checkpoint but the first is given its
+changed paths (--paths-from).
+
 usage: store_power_cut.py HERMESCTL WORK ROUNDS SEED"""
 import json
 import os
@@ -33,6 +36,7 @@ import subprocess
 import sys
 
 HCTL, WORK, ROUNDS, SEED = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+PATHS = os.environ.get("STORE_POWER_CUT_PATHS") == "1"
 rng = random.Random(SEED)
 TREE = os.path.join(WORK, "tree")
 HOME = os.path.join(WORK, "home")
@@ -72,7 +76,15 @@ def checkpoint(i, env=ENV):
             f.write(f"checkpoint {i} file {k}\n" * rng.randint(1, 200))
     with open(os.path.join(TREE, "common.txt"), "a") as f:
         f.write(f"line {i}\n")
-    res = json.loads(run(HCTL, "checkpoint", "-C", TREE, "-m", f"c{i}", "--json", env=env).stdout)
+    args = [HCTL, "checkpoint", "-C", TREE, "-m", f"c{i}", "--json"]
+    if PATHS and i > 0:
+        # the changed paths, as the daemon gives them (trees then take the
+        # path of store_paths.c, and with HERMES_STORE_BIG_MIN, of big ones)
+        lst = os.path.join(WORK, "paths.txt")
+        with open(lst, "w") as f:
+            f.write("".join(f"f{i}_{k}.txt\n" for k in range(3)) + "common.txt\n")
+        args += ["--paths-from", lst]
+    res = json.loads(run(*args, env=env).stdout)
     return res["oid"]
 
 

@@ -6,7 +6,12 @@ of changed paths, as the filesystem will give it), then every checkpoint
 restored in random order and compared with a copy of the tree taken when it
 was made. Excluded paths must never be touched by a restore.
 
+With STORE_RANDOM_STEPS_DRIVER (the store_steps helper), the checkpoints of
+changed paths are taken by one process that keeps the store open, as the
+daemon does, so that what it keeps between checkpoints is used.
+
 usage: store_random.py HERMESCTL TREE SEED ROUNDS STEPS"""
+import atexit
 import json
 import os
 import random
@@ -75,7 +80,14 @@ def excluded_state():
 def hctl(*args, check=True):
     r = subprocess.run([HCTL, *args], capture_output=True, text=True)
     if check and r.returncode != 0:
-        sys.exit(f"FAIL: hermesctl {' '.join(args)} -> {r.returncode}: {r.stderr.strip()}")
+        # what the store holds, to tell a lost commit from a walk that ends early
+        log = subprocess.run(["git", "--git-dir", STORE, "log", "--format=%H %s", "-n", "5"],
+                             capture_output=True, text=True).stdout
+        obj = [subprocess.run(["git", "--git-dir", STORE, "cat-file", "-t", a],
+                              capture_output=True, text=True).stdout.strip() or "missing"
+               for a in args if len(a) == 40]
+        sys.exit(f"FAIL: hermesctl {' '.join(args)} -> {r.returncode}: {r.stderr.strip()}\n"
+                 f"  object types: {obj}\n  newest commits:\n{log}")
     return r
 
 
@@ -226,6 +238,30 @@ def diff_states(want, got):
     return msgs
 
 
+DRIVER = None
+
+
+def driver_close():
+    """Let the store_steps process close its store before the test ends."""
+    DRIVER.stdin.close()
+    DRIVER.wait(timeout=120)
+
+
+def driver_checkpoint(paths):
+    """A checkpoint of paths by the store_steps process: its id."""
+    global DRIVER
+    if DRIVER is None:
+        DRIVER = subprocess.Popen([os.environ["STORE_RANDOM_STEPS_DRIVER"], TREE],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        atexit.register(driver_close)
+    DRIVER.stdin.write(f"{len(paths)}\n" + "".join(p + "\n" for p in paths))
+    DRIVER.stdin.flush()
+    out = DRIVER.stdout.readline().strip()
+    if not out or out.startswith("error"):
+        sys.exit(f"FAIL: store_steps checkpoint of {paths}: {out or 'no answer'}")
+    return {"oid": out}
+
+
 def main():  # noqa: C901
     os.makedirs(os.path.join(TREE, "node_modules", "pkg"), exist_ok=True)
     with open(os.path.join(TREE, "node_modules", "pkg", "index.js"), "w") as f:
@@ -249,7 +285,10 @@ def main():  # noqa: C901
                 with open(lst, "w") as f:
                     f.write("".join(t + "\n" for t in sorted(touched)))
                 args += ["--paths-from", lst]
-            res = json.loads(hctl(*args).stdout)
+            if use_paths and os.environ.get("STORE_RANDOM_STEPS_DRIVER"):
+                res = driver_checkpoint(sorted(touched))
+            else:
+                res = json.loads(hctl(*args).stdout)
             if use_paths and rng.random() < 0.3:
                 # the O(changed) tree must equal what a full scan builds
                 scan = json.loads(hctl("checkpoint", "-C", TREE, "-m", "scan", "--json").stdout)
