@@ -129,5 +129,11 @@ int main(int argc, char **argv)
 	       cpu[iters / 2]);
 	store_close(st);
 	config_free(cfg);
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+	free(t);
+	free(cpu);
+	close(rootfd);
 	return 0;
 }
