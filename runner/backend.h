@@ -12,6 +12,8 @@ struct runner_exec {
 	const char *cwd;
 	struct runner_limits limits;
 	int stream_stdout_fd, stream_stderr_fd; /* -1: capture only */
+	int spill_stdout_fd;  /* every byte of stdout up to spill_max, or -1 */
+	size_t spill_max;
 };
 
 struct runner_backend {

@@ -106,8 +106,8 @@ static int job_default_path(struct envv *env)
 }
 
 /* The job's final environment and the guard that knows its homes. */
-static int job_environment(const struct runner_job *job, struct envv *env, struct guard *g,
-			   struct herr *e)
+int runner_environment(const struct runner_job *job, struct envv *env, struct guard *g,
+		       struct herr *e)
 {
 	struct env_policy pol = { job->passthrough, job->n_passthrough };
 	char home[PATH_MAX], real[PATH_MAX];
@@ -154,7 +154,7 @@ int runner_run(const struct runner_job *job, struct runner_result *res, struct h
 	if (!text && !(text = joined = shword_join(job->argv)))
 		return err_set(e, -ENOMEM, "out of memory");
 
-	if ((r = job_environment(job, &env, &g, e)) < 0)
+	if ((r = runner_environment(job, &env, &g, e)) < 0)
 		goto out;
 
 	char cfgpath[PATH_MAX + 16];
@@ -180,7 +180,7 @@ int runner_run(const struct runner_job *job, struct runner_result *res, struct h
 		goto out;
 	}
 
-	if ((r = turn_mark(cwd, job->reason ? job->reason : text, e)) < 0)
+	if (!job->no_turn && (r = turn_mark(cwd, job->reason ? job->reason : text, e)) < 0)
 		goto out;
 
 	/* "--": a command that starts with '-' is a command, not an option */
@@ -192,6 +192,7 @@ int runner_run(const struct runner_job *job, struct runner_result *res, struct h
 		.limits = job->limits,
 		.stream_stdout_fd = job->stream_stdout_fd,
 		.stream_stderr_fd = job->stream_stderr_fd,
+		.spill_stdout_fd = -1,
 	};
 	if (x.limits.timeout <= 0)
 		x.limits.timeout = RUNNER_TIMEOUT_DEFAULT;

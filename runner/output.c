@@ -15,6 +15,7 @@ static int output_alloc(struct output_cap *c, size_t head, size_t tail, int fd)
 	c->head_cap = head;
 	c->tail_cap = tail;
 	c->fd = fd;
+	c->spill_fd = -1;
 	c->head = malloc(head ? head : 1);
 	c->tail = malloc(tail ? tail : 1);
 	if (!c->head || !c->tail) {
@@ -55,10 +56,37 @@ static void output_write_all(struct output_cap *c, const char *p, size_t n)
 	}
 }
 
+void output_spill(struct output_cap *c, int fd, size_t max)
+{
+	c->spill_fd = fd;
+	c->spill_max = max;
+}
+
+static void output_spill_feed(struct output_cap *c, const char *p, size_t n)
+{
+	if (c->spill_fd < 0 || c->spilled >= c->spill_max)
+		return;
+	if (n > c->spill_max - c->spilled)
+		n = c->spill_max - c->spilled;
+	while (n > 0) {
+		ssize_t w = write(c->spill_fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			c->spill_fd = -1; /* a full disk: the capture goes on */
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+		c->spilled += (size_t)w;
+	}
+}
+
 void output_feed(struct output_cap *c, const char *buf, size_t n)
 {
 	size_t h = 0;
 
+	output_spill_feed(c, buf, n);
 	c->total += n;
 	if (c->head_len < c->head_cap) {
 		h = c->head_cap - c->head_len;

@@ -15,7 +15,12 @@ struct output_cap {
 	size_t total;
 	int fd;                 /* stream the head here as it arrives, or -1 */
 	int broken;             /* writing to fd failed: its reader is gone */
+	int spill_fd;           /* every byte, up to spill_max, goes here too (-1: none) */
+	size_t spill_max, spilled;
 };
+/* Also write every byte fed, up to max, to fd (the full output kept aside
+ * when the captured one is cut). */
+void output_spill(struct output_cap *c, int fd, size_t max);
 
 /* stdout style: max bytes kept as 40% head + 60% tail. */
 int output_init_headtail(struct output_cap *c, size_t max, int fd);

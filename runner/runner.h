@@ -51,6 +51,7 @@ struct runner_job {
 	int can_ask;               /* someone may answer on /dev/tty */
 	const char *no_ask_why;    /* why nobody can answer, for the message */
 	const char *reason;        /* turn reason; NULL: the command */
+	int no_turn;               /* part of a turn marked already (hermesctl code) */
 	const char *backend;       /* NULL: "local" */
 	const char *crontab_shim;  /* the crontab stand-in program, or NULL */
 	const struct config *cfg;  /* allowlist, deny list; may be NULL */
@@ -85,6 +86,14 @@ void runner_job_init(struct runner_job *job);
  * a negative errno with e filled when it could not be run at all. */
 int runner_run(const struct runner_job *job, struct runner_result *res, struct herr *e);
 void runner_result_free(struct runner_result *res);
+
+/* The environment a job of job's policies gets (scrubbed, its HOME, a
+ * PATH with the standard directories) and the write guard that knows its
+ * homes. */
+struct envv;
+struct guard;
+int runner_environment(const struct runner_job *job, struct envv *env, struct guard *g,
+		       struct herr *e);
 
 /* Backends compiled in, NULL-terminated, for messages. */
 const char *const *runner_backend_names(void);

@@ -26,7 +26,7 @@
 struct run_opts {
 	const char *cwd, *backend, *reason, *home_mode, *approval;
 	double timeout;
-	int json, debug;
+	int json, debug, no_turn, ask;
 	int cmd_index;
 };
 
@@ -56,6 +56,9 @@ static void run_usage(FILE *out)
 		"                     terminal.home_mode)\n"
 		"  --approval MODE    manual, deny or off (env HERMES_APPROVALS_MODE, config\n"
 		"                     approvals.mode)\n"
+		"  --no-turn          mark no turn: the command is part of one marked already\n"
+		"                     (hermesctl code's terminal() calls)\n"
+		"  --ask              ask on the terminal about a risky command even with --json\n"
 		"  -d, --debug        debug messages on stderr\n"
 		"\n"
 		"Output: stdout keeps 50,000 bytes (40%% head, 60%% tail), stderr 10,000 bytes\n"
@@ -95,6 +98,12 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			continue;
 		} else if (strcmp(a, "-d") == 0 || strcmp(a, "--debug") == 0) {
 			o->debug = 1;
+			continue;
+		} else if (strcmp(a, "--no-turn") == 0) {
+			o->no_turn = 1;
+			continue;
+		} else if (strcmp(a, "--ask") == 0) {
+			o->ask = 1;
 			continue;
 		} else if (strcmp(a, "-C") == 0) {
 			dest = &o->cwd;
@@ -140,13 +149,13 @@ missing:
 }
 
 /* Can a person answer a prompt? why receives the reason when not. */
-static int run_can_ask(int json, const char **why)
+int hctl_can_ask(int json, int ask, const char **why)
 {
 	static const char *const ci_vars[] = { "CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS",
 					       "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD" };
 	int fd;
 
-	if (json) {
+	if (json && !ask) {
 		*why = "--json output: no one reads a prompt";
 		return 0;
 	}
@@ -167,7 +176,7 @@ static int run_can_ask(int json, const char **why)
 }
 
 /* The crontab stand-in: beside hermesctl (build tree) or in libexec. */
-static const char *run_crontab_shim(void)
+const char *hctl_crontab_shim(void)
 {
 	static char path[PATH_MAX];
 
@@ -372,8 +381,9 @@ static int run_main(int argc, char **argv)
 	job.reason = o.reason;
 	job.passthrough = pass;
 	job.n_passthrough = npass;
-	job.can_ask = run_can_ask(o.json, &job.no_ask_why);
-	job.crontab_shim = run_crontab_shim();
+	job.can_ask = hctl_can_ask(o.json, o.ask, &job.no_ask_why);
+	job.no_turn = o.no_turn;
+	job.crontab_shim = hctl_crontab_shim();
 	job.cfg = cfg;
 	if (!o.json) {
 		job.stream_stdout_fd = STDOUT_FILENO;

@@ -27,6 +27,7 @@ static const struct subcmd subcmds[] = {
 	{ "checkpoints", cmd_checkpoints, "disk use of all stores: status, prune, clear" },
 	{ "rollback", cmd_rollback, "list, diff and restore checkpoints" },
 	{ "run", cmd_run, "run a command for an agent with limits and isolation" },
+	{ "code", cmd_code, "run an agent's Python script that calls the project's tools, as one turn" },
 };
 
 static void usage(FILE *out)

@@ -25,6 +25,11 @@ int cmd_checkpoint(int argc, char **argv);
 int cmd_checkpoints(int argc, char **argv);
 int cmd_rollback(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_code(int argc, char **argv);
+/* cmd_run.c, shared with cmd_code.c: can a person answer the gate on the
+ * terminal (why not, into *why); the crontab stand-in's path. */
+int hctl_can_ask(int json, int ask, const char **why);
+const char *hctl_crontab_shim(void);
 
 /* Print "hermesctl: <msg>" to stderr. */
 void hctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

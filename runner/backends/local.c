@@ -346,6 +346,8 @@ static int local_exec(void *state, const struct runner_exec *x, struct runner_re
 		r = err_set(e, -ENOMEM, "out of memory");
 		goto out_caps;
 	}
+	if (x->spill_stdout_fd >= 0)
+		output_spill(&run->cap_out, x->spill_stdout_fd, x->spill_max);
 	uv_pipe_init(&run->loop, &run->out, 0);
 	uv_pipe_init(&run->loop, &run->err, 0);
 	uv_timer_init(&run->loop, &run->deadline);
