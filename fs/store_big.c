@@ -402,8 +402,8 @@ int store_big_write(struct store *st, struct store_obj *o, struct herr *e)
 	return 0;
 }
 
-/* Is the loose object at path whole: a zlib stream that inflates to
- * "<type> <len>\0" and len bytes whose SHA-1 is its name? */
+/* Is the loose object at path whole: a zlib stream that inflates to bytes
+ * whose SHA-1 is its name? 1, 0 (damaged), or -errno (cannot tell). */
 static int big_loose_ok(const char *path, const char *hex)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -416,14 +416,22 @@ static int big_loose_ok(const char *path, const char *hex)
 	unsigned int mdlen;
 	int zr = Z_OK, ok;
 
-	if (fd < 0 || fstat(fd, &sb) < 0 || !md)
-		return fd < 0 && errno == ENOENT ? -ENOENT : 0;
+	/* only what the bytes say is damage: a failure to look is not */
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		return -errno;
+	if (!md)
+		return -ENOMEM;
 	if (sb.st_size == 0 || git_oid_fromstr(&want, hex) < 0)
 		return 0;
 	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
-		return 0;
-	ok = inflateInit(&zs) == Z_OK && EVP_DigestInit_ex(md, EVP_sha1(), NULL);
+		return -errno;
+	if (inflateInit(&zs) != Z_OK || !EVP_DigestInit_ex(md, EVP_sha1(), NULL)) {
+		inflateEnd(&zs);
+		munmap(p, (size_t)sb.st_size);
+		return -ENOMEM;
+	}
+	ok = 1;
 	zs.next_in = p;
 	zs.avail_in = (uInt)sb.st_size;
 	while (ok && zr == Z_OK) {
@@ -469,7 +477,7 @@ int store_big_verify_loose(struct store *st, long long since_ns)
 				    since_ns)
 				continue;
 			if (big_loose_ok(path, hex) != 0)
-				continue;
+				continue; /* whole, gone, or not to be judged now */
 			char lost_dir[PATH_MAX + 32], to[PATH_MAX + 96];
 			snprintf(lost_dir, sizeof(lost_dir), "%s/objects/pack/lost", st->dir);
 			snprintf(to, sizeof(to), "%s/loose-%s", lost_dir, hex);

@@ -224,7 +224,7 @@ struct store_tview {
 	git_tree *t;
 	struct big_tree *b;
 };
-/* 0, -ENOENT (no such tree), -EIO or -ENOMEM. */
+/* 0, -EIO (no such tree, or unreadable) or -ENOMEM. */
 int store_tv_lookup(struct store *st, const git_oid *oid, struct store_tview *out);
 /* A view of a tree the caller holds (taken with a reference of its own). */
 int store_tv_of(const git_tree *t, struct store_tview *out);

@@ -481,6 +481,12 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 		}
 	}
 	st->disk = store_disk_usage(st->dir);
+	if (st->disk < 0) {
+		/* never trim history on a measure that failed */
+		log_warn("checkpoint store %s: cannot measure its size; nothing trimmed", st->dir);
+		st->disk = 0;
+		return 0;
+	}
 	/* A collection running writes its new pack before it deletes the old
 	 * ones, at most its budget (prune_gc). If that could pass the cap,
 	 * let it finish first (rare: it starts only with room for it). */
@@ -563,26 +569,59 @@ int store_prune(struct store *st, int wait, struct herr *e)
 	return rc;
 }
 
-static long long prune_du_total;
-
-static int prune_du_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+/* What `du -b` and what `du` would count of one file, whichever is more. */
+static long long prune_du_file(const struct stat *sb)
 {
-	(void)path;
-	(void)flag;
-	(void)ftw;
-	/* what `du -b` and what `du` would count, whichever is more */
-	prune_du_total += (long long)sb->st_blocks * 512 > (long long)sb->st_size
-				  ? (long long)sb->st_blocks * 512
-				  : (long long)sb->st_size;
-	return 0;
+	long long blocks = (long long)sb->st_blocks * 512;
+	return blocks > (long long)sb->st_size ? blocks : (long long)sb->st_size;
+}
+
+/* The bytes below the open directory fd (closed here). A file or directory
+ * that goes meanwhile counts nothing: a collection running beside us
+ * removes packs, loose objects and the objects/xx directories emptied, and
+ * a walk that gave up on one (nftw does) was once taken for a store over
+ * its cap, and history was trimmed for it. */
+static long long prune_du_dir(int fd, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	long long total = 0;
+
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		struct stat sb;
+
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* gone */
+		total += prune_du_file(&sb);
+		if (S_ISDIR(sb.st_mode) && depth < 16) {
+			int sub = openat(dirfd(d), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				total += prune_du_dir(sub, depth + 1);
+		}
+	}
+	closedir(d);
+	return total;
 }
 
 long long store_disk_usage(const char *store_dir)
 {
-	prune_du_total = 0;
-	if (nftw(store_dir, prune_du_one, 32, FTW_PHYS) < 0)
+	int fd = open(store_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat sb;
+
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
-	return prune_du_total;
+	}
+	return prune_du_file(&sb) + prune_du_dir(fd, 0);
 }
 
 static int prune_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)

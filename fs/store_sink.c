@@ -102,7 +102,18 @@ static int sink_exists(git_odb_backend *be, const git_oid *oid)
  * moves here, or is freed when the object waits here already. */
 static int sink_take(struct sink_backend *b, struct store_obj *o)
 {
-	if (sink_find(b, &o->oid)) {
+	struct store_obj *have = sink_find(b, &o->oid);
+
+	/* one written by a flush that failed after it holds no data: the
+	 * file may be gone by now (nothing names it), so write it again */
+	if (have && !have->data) {
+		b->bytes -= have->len;
+		store_obj_release(have);
+		*have = *o;
+		b->bytes += o->len;
+		return 0;
+	}
+	if (have) {
 		store_obj_release(o);
 		return 0;
 	}
@@ -141,8 +152,9 @@ static int sink_add(struct sink_backend *b, const git_oid *oid, const void *data
 		    git_object_t type, void *given)
 {
 	struct store_obj o = { .oid = *oid, .type = type, .len = len, .data = given };
+	struct store_obj *have = sink_find(b, oid);
 
-	if (sink_find(b, oid)) {
+	if (have && have->data) {
 		free(given);
 		return 0;
 	}
