@@ -100,14 +100,14 @@ static void rpc_written(uv_write_t *req, int status)
 static void rpc_send(struct rpc_conn *c, const cJSON *id, const char *key, cJSON *val,
 		     int close_after)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o;
 	char *text = NULL;
 	struct rpc_write *w;
 	size_t n;
 
 	if (c->closing)
-		return;
-	if (o) {
+		return; /* closed while the call ran: nobody to answer */
+	if ((o = cJSON_CreateObject())) {
 		cJSON_AddItemToObject(o, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
 		cJSON_AddItemReferenceToObject(o, key, val);
 		text = cJSON_PrintUnformatted(o);
