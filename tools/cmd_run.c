@@ -18,6 +18,7 @@
 #include "home.h"
 #include "log.h"
 #include "runner.h"
+#include "tools/tools.h"
 
 #ifndef HERMES_LIBEXECDIR
 #define HERMES_LIBEXECDIR "/usr/local/libexec/hermes"
@@ -193,37 +194,7 @@ static int run_json_printed;
 
 static char *run_utf8(const char *s, size_t len)
 {
-	char *out = malloc(len * 3 + 1), *o = out;
-	size_t i = 0;
-
-	if (!out)
-		return NULL;
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-		size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		int good = n > 0 && c != 0 && i + n <= len && !(n == 2 && c < 0xc2) && c <= 0xf4;
-		for (size_t k = 1; good && k < n; k++)
-			good = ((unsigned char)s[i + k] >> 6) == 2;
-		if (good && n >= 3) {
-			/* no overlong forms, surrogates, or code points past U+10FFFF
-			 * (RFC 3629): strict decoders reject the whole document */
-			unsigned char c1 = (unsigned char)s[i + 1];
-			if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) ||
-			    (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))
-				good = 0;
-		}
-		if (good) {
-			memcpy(o, s + i, n);
-			o += n;
-			i += n;
-		} else {
-			memcpy(o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	*o = '\0';
-	return out;
+	return tool_utf8(s, len);
 }
 
 static int run_print_json(const struct runner_result *res)
