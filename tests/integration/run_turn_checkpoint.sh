@@ -16,6 +16,15 @@ if ! "$HCTL" mount "$tree" >"$T/mount.log" 2>&1; then
 	exit 77
 fi
 trap '"$HCTL" umount "$tree" >/dev/null 2>&1 || true; run_cleanup' EXIT
+# a change outside any turn first: the turn's checkpoint (the tree before
+# its first change) then differs from the baseline (awaited: a change it
+# scanned would be in it) and is a commit of its own
+store="$HERMES_HOME/checkpoints/$id"
+for _ in $(seq 200); do
+	git --git-dir="$store" rev-parse -q --verify refs/heads/main >/dev/null 2>&1 && break
+	sleep 0.05
+done
+echo mid >"$tree/src/file"
 "$HCTL" run -d -C "$tree" --reason "agent edit 42" -- 'echo new > src/file' 2>"$T/err" ||
 	fail "run in a mounted tree: $(cat "$T/err")"
 if grep -q "does not support turns yet" "$T/err"; then
@@ -27,5 +36,5 @@ store="$HERMES_HOME/checkpoints/$id"
 git --git-dir="$store" log --format=%B --all | grep -q "agent edit 42" ||
 	fail "no checkpoint carries the turn reason"
 git --git-dir="$store" show "$(git --git-dir="$store" log --all --format=%H --grep "agent edit 42" | head -1):src/file" |
-	grep -qx old || fail "the checkpoint does not hold the file as it was before the job"
+	grep -qx mid || fail "the checkpoint does not hold the file as it was before the job"
 pass "a job in a mounted tree produced a checkpoint of the tree before it, with its reason"
