@@ -320,14 +320,16 @@ static int big_writev_all(int fd, struct iovec *iov, size_t n)
  * killed writer. A collection may remove an empty objects/xx between our
  * mkdir and our create: both are tried again. */
 static int big_tmpfile(struct store *st, const char *hex, char *dir, size_t dsize, char *tmp,
-		       size_t tsize)
+		       size_t tsize, int *made)
 {
 	int fd = -1;
 
 	snprintf(dir, dsize, "%s/objects/%.2s", st->dir, hex);
 	snprintf(tmp, tsize, "%s/tmp_obj_hermes_XXXXXX", dir);
 	for (int i = 0; i < 3 && fd < 0; i++) {
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		if (mkdir(dir, 0755) == 0)
+			*made = 1;
+		else if (errno != EEXIST)
 			return -errno;
 		snprintf(tmp, tsize, "%s/tmp_obj_hermes_XXXXXX", dir);
 		fd = mkostemp(tmp, O_CLOEXEC);
@@ -346,7 +348,7 @@ int store_big_write(struct store *st, struct store_obj *o, struct herr *e)
 	_cleanup_free_ struct iovec *iov = NULL;
 	_cleanup_free_ unsigned char *blk = NULL;
 	uint32_t adler;
-	int fd, r;
+	int fd, r, made = 0;
 
 	if (!o->sums && (r = store_big_hash(st, o)) < 0)
 		return err_sys(e, r, "cannot hash a tree of the checkpoint");
@@ -378,7 +380,7 @@ int store_big_write(struct store *st, struct store_obj *o, struct herr *e)
 	adler = htonl(adler);
 	iov[k++] = (struct iovec){ &adler, 4 };
 	git_oid_tostr(hex, sizeof(hex), &o->oid);
-	fd = big_tmpfile(st, hex, dir, sizeof(dir), tmp, sizeof(tmp));
+	fd = big_tmpfile(st, hex, dir, sizeof(dir), tmp, sizeof(tmp), &made);
 	if (fd < 0)
 		return err_sys(e, fd, "cannot write a tree into the checkpoint store");
 	snprintf(path, sizeof(path), "%s/%s", dir, hex + 2);
@@ -396,8 +398,10 @@ int store_big_write(struct store *st, struct store_obj *o, struct herr *e)
 	/* synced later, off the hot path (store_durable.c) */
 	store_durable_note(st, path);
 	store_durable_note(st, dir);
-	snprintf(dir, sizeof(dir), "%s/objects", st->dir);
-	store_durable_note(st, dir);
+	if (made) { /* its entry in objects/ is new too */
+		snprintf(dir, sizeof(dir), "%s/objects", st->dir);
+		store_durable_note(st, dir);
+	}
 	big_keep(st, o);
 	return 0;
 }

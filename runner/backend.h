@@ -35,5 +35,10 @@ struct runner_backend {
 
 extern const struct runner_backend backend_local;
 
+/* x on be: prepared, run, torn down (a grace of 0 becomes the default);
+ * 0, or a negative errno with e prefixed by the backend's name. */
+int backend_run(const struct runner_backend *be, struct runner_exec *x,
+		struct runner_result *res, struct herr *e);
+
 /* The backend called name, or NULL. */
 const struct runner_backend *backend_find(const char *name);

@@ -121,7 +121,7 @@ static int code_stub(FILE *f, const struct tool_def *t)
 	return ferror(f) ? -EIO : 0;
 }
 
-char *code_module_text(void)
+static char *code_module_text(void)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -283,7 +283,6 @@ int code_run(const struct code_job *job, struct code_result *res, struct herr *e
 	struct envv env = { 0 };
 	struct tool_ctx *ctx = NULL;
 	struct rpc_server *srv = NULL;
-	void *state = NULL;
 	char *module = NULL;
 	int r, have_dir = 0, spill_fd = -1;
 
@@ -333,7 +332,6 @@ int code_run(const struct code_job *job, struct code_result *res, struct herr *e
 	ctx->approval = job->approval_name;
 	ctx->can_ask = job->base.can_ask;
 	ctx->timeout = job->base.limits.timeout > 0 ? job->base.limits.timeout : CODE_TIMEOUT_DEFAULT;
-	ctx->cfg = job->base.cfg;
 
 	if ((r = envv_set(&env, "HERMES_RPC_SOCKET", sock)) < 0 ||
 	    (r = envv_set(&env, "HERMES_RPC_TOKEN", token)) < 0 ||
@@ -367,19 +365,8 @@ int code_run(const struct code_job *job, struct code_result *res, struct herr *e
 	};
 	if (x.limits.timeout <= 0)
 		x.limits.timeout = CODE_TIMEOUT_DEFAULT;
-	if (x.limits.grace <= 0)
-		x.limits.grace = RUNNER_GRACE_DEFAULT;
-	if ((r = be->prepare(&state, e)) < 0) {
-		err_prefix(e, "backend %s", be->name);
-		be->teardown(state);
+	if ((r = backend_run(be, &x, &res->run, e)) < 0)
 		goto out;
-	}
-	r = be->exec(state, &x, &res->run, e);
-	be->teardown(state);
-	if (r < 0) {
-		err_prefix(e, "backend %s", be->name);
-		goto out;
-	}
 	res->tool_calls = rpc_stop(srv);
 	srv = NULL;
 	if (res->run.timed_out) {

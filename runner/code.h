@@ -38,5 +38,3 @@ struct code_result {
 int code_run(const struct code_job *job, struct code_result *res, struct herr *e);
 void code_result_free(struct code_result *res);
 const char *code_status_name(enum code_status s);
-/* The hermes_tools module a run writes (malloc'ed). */
-char *code_module_text(void);

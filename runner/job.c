@@ -36,6 +36,20 @@ const struct runner_backend *backend_find(const char *name)
 	return NULL;
 }
 
+int backend_run(const struct runner_backend *be, struct runner_exec *x,
+		struct runner_result *res, struct herr *e)
+{
+	void *state = NULL;
+	int r;
+
+	if (x->limits.grace <= 0)
+		x->limits.grace = RUNNER_GRACE_DEFAULT;
+	if ((r = be->prepare(&state, e)) == 0)
+		r = be->exec(state, x, res, e);
+	be->teardown(state);
+	return r < 0 ? err_prefix(e, "backend %s", be->name) : 0;
+}
+
 const char *const *runner_backend_names(void)
 {
 	static const char *names[sizeof(job_backends) / sizeof(job_backends[0])];
@@ -132,7 +146,6 @@ int runner_run(const struct runner_job *job, struct runner_result *res, struct h
 	char cwd[PATH_MAX];
 	struct envv env = { 0 };
 	struct guard g;
-	void *state = NULL;
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -196,17 +209,7 @@ int runner_run(const struct runner_job *job, struct runner_result *res, struct h
 	};
 	if (x.limits.timeout <= 0)
 		x.limits.timeout = RUNNER_TIMEOUT_DEFAULT;
-	if (x.limits.grace <= 0)
-		x.limits.grace = RUNNER_GRACE_DEFAULT;
-	if ((r = be->prepare(&state, e)) < 0) {
-		err_prefix(e, "backend %s", be->name);
-		be->teardown(state);
-		goto out;
-	}
-	r = be->exec(state, &x, res, e);
-	be->teardown(state);
-	if (r < 0)
-		err_prefix(e, "backend %s", be->name);
+	r = backend_run(be, &x, res, e);
 out:
 	envv_free(&env);
 	free(joined);

@@ -408,8 +408,3 @@ int rpc_stop(struct rpc_server *s)
 	free(s);
 	return calls;
 }
-
-int rpc_calls(const struct rpc_server *s)
-{
-	return s ? atomic_load(&((struct rpc_server *)s)->calls) : 0;
-}

@@ -16,5 +16,3 @@ int rpc_start(const char *sock_path, const char *token, const struct tool_ctx *c
 	      int max_calls, struct rpc_server **out, struct herr *e);
 /* Stop serving (calls in flight finish first) and free; the calls made. */
 int rpc_stop(struct rpc_server *s);
-/* Calls dispatched to a tool so far. */
-int rpc_calls(const struct rpc_server *s);

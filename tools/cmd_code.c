@@ -157,47 +157,20 @@ missing:
 static int code_read_script(const char *name, char **out, size_t *len)
 {
 	int fd = strcmp(name, "-") == 0 ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
-	size_t n = 0, cap = 65536;
-	char *buf;
+	int r;
 
 	if (fd < 0) {
 		hctl_error("code: cannot read %s: %s", name, strerror(errno));
 		return -1;
 	}
-	if (!(buf = malloc(cap + 1))) {
-		hctl_error("code: out of memory");
-		return -1;
-	}
-	for (;;) {
-		ssize_t r;
-		if (n == cap) {
-			char *nb = cap >= CODE_SCRIPT_MAX ? NULL : realloc(buf, cap * 2 + 1);
-			if (!nb) {
-				hctl_error("code: %s is over %zu MB", name, CODE_SCRIPT_MAX >> 20);
-				free(buf);
-				return -1;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			hctl_error("code: cannot read %s: %s", name, strerror(errno));
-			free(buf);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	r = tool_read_fd(fd, CODE_SCRIPT_MAX, out, len);
 	if (fd != STDIN_FILENO)
 		close(fd);
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
+	if (r == -EFBIG)
+		hctl_error("code: %s is over %zu MB", name, CODE_SCRIPT_MAX >> 20);
+	else if (r < 0)
+		hctl_error("code: cannot read %s: %s", name, strerror(-r));
+	return r < 0 ? -1 : 0;
 }
 
 static int code_print_json(const struct code_job *job, const struct code_result *res)
@@ -307,38 +280,18 @@ static int code_main(int argc, char **argv)
 		hctl_error("code: %s", e.msg);
 		return HCTL_FAIL;
 	}
-	const cJSON *it, *plist = config_list(cfg, "terminal.env_passthrough");
-	cJSON_ArrayForEach(it, plist)
-		if (cJSON_IsString(it) && npass < sizeof(pass) / sizeof(pass[0]))
-			pass[npass++] = it->valuestring;
 	/* as hermesctl run: no secret left in our own initial environment,
 	 * which the script could read back through /proc/<ppid>/environ */
-	struct env_policy pol = { pass, npass };
-	r = env_scrub_in_place(&pol);
-	if (r == -ENOSYS)
-		r = env_reexec_scrubbed(argv - 1, &pol);
-	if (r < 0) {
-		hctl_error("code: cannot restart without secrets in the environment: %s",
-			   strerror(-r));
+	npass = hctl_scrub_self("code", argv, cfg, pass, sizeof(pass) / sizeof(pass[0]));
+	if (npass == (size_t)-1)
 		goto out;
-	}
 	if (code_read_script(o.script, &script, &slen) < 0)
 		goto out;
 
 	runner_job_init(&job.base);
-	hm = o.home_mode ? o.home_mode : getenv("TERMINAL_HOME_MODE");
-	if (!hm || !hm[0])
-		hm = config_str(cfg, "terminal.home_mode", "auto");
-	if (home_mode_parse(hm, &job.base.home_mode) < 0) {
-		hctl_error("code: unknown home mode '%s' (use auto, real or profile)", hm);
-		code = HCTL_USAGE;
-		goto out;
-	}
-	am = o.approval ? o.approval : getenv("HERMES_APPROVALS_MODE");
-	if (!am || !am[0])
-		am = config_str(cfg, "approvals.mode", "manual");
-	if (gate_mode_parse(am, &job.base.approval) < 0) {
-		hctl_error("code: unknown approval mode '%s' (use manual, deny or off)", am);
+	hm = o.home_mode;
+	am = o.approval;
+	if (hctl_job_modes("code", &hm, &am, cfg, &job.base) < 0) {
 		code = HCTL_USAGE;
 		goto out;
 	}

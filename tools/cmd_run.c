@@ -234,26 +234,62 @@ static int run_print_json(const struct runner_result *res)
 }
 
 /* Resolve each policy from flag, then environment, then config. */
+int hctl_job_modes(const char *cmd, const char **hm, const char **am, const struct config *cfg,
+		   struct runner_job *job)
+{
+	if (!*hm)
+		*hm = getenv("TERMINAL_HOME_MODE");
+	if (!*hm || !(*hm)[0])
+		*hm = config_str(cfg, "terminal.home_mode", "auto");
+	if (home_mode_parse(*hm, &job->home_mode) < 0) {
+		hctl_error("%s: unknown home mode '%s' (use auto, real or profile; aliases: "
+			   "isolated, profile_home, profile-home, host, user, real_home, "
+			   "real-home)", cmd, *hm);
+		return -1;
+	}
+	if (!*am)
+		*am = getenv("HERMES_APPROVALS_MODE");
+	if (!*am || !(*am)[0])
+		*am = config_str(cfg, "approvals.mode", "manual");
+	if (gate_mode_parse(*am, &job->approval) < 0) {
+		hctl_error("%s: unknown approval mode '%s' (use manual, deny or off)", cmd, *am);
+		return -1;
+	}
+	return 0;
+}
+
+size_t hctl_scrub_self(const char *cmd, char **argv, const struct config *cfg, const char **pass,
+		       size_t max)
+{
+	const cJSON *it, *plist = config_list(cfg, "terminal.env_passthrough");
+	size_t n = 0;
+	int r;
+
+	cJSON_ArrayForEach(it, plist)
+		if (cJSON_IsString(it) && n < max)
+			pass[n++] = it->valuestring;
+	/* Secrets must not stay in our own initial environment block, which
+	 * the job could read back through /proc/<ppid>/environ: start again
+	 * without them. argv - 1 is main's argv, "hermesctl" itself. */
+	struct env_policy pol = { pass, n };
+	r = env_scrub_in_place(&pol);
+	if (r == -ENOSYS)
+		r = env_reexec_scrubbed(argv - 1, &pol);
+	if (r < 0) {
+		hctl_error("%s: cannot restart without secrets in the environment: %s", cmd,
+			   strerror(-r));
+		return (size_t)-1;
+	}
+	return n;
+}
+
 static int run_policies(const struct run_opts *o, const struct config *cfg,
 			struct runner_job *job)
 {
-	const char *hm = o->home_mode ? o->home_mode : getenv("TERMINAL_HOME_MODE");
-	const char *am = o->approval ? o->approval : getenv("HERMES_APPROVALS_MODE");
+	const char *hm = o->home_mode, *am = o->approval;
 
-	if (!hm || !hm[0])
-		hm = config_str(cfg, "terminal.home_mode", "auto");
-	if (home_mode_parse(hm, &job->home_mode) < 0) {
-		hctl_error("run: unknown home mode '%s' (use auto, real or profile; aliases: "
-			   "isolated, profile_home, profile-home, host, user, real_home, "
-			   "real-home)", hm);
+	if (hctl_job_modes("run", &hm, &am, cfg, job) < 0)
 		return -1;
-	}
-	if (!am || !am[0])
-		am = config_str(cfg, "approvals.mode", "manual");
-	if (gate_mode_parse(am, &job->approval) < 0) {
-		hctl_error("run: unknown approval mode '%s' (use manual, deny or off)", am);
-		return -1;
-	}
 	job->limits.timeout = o->timeout > 0 ? o->timeout :
 			      (double)config_int(cfg, "terminal.timeout", RUNNER_TIMEOUT_DEFAULT);
 	long long so = config_int(cfg, "terminal.max_output_bytes", RUNNER_STDOUT_MAX);
@@ -321,20 +357,8 @@ static int run_main(int argc, char **argv)
 		hctl_error("run: %s", e.msg);
 		return HCTL_FAIL;
 	}
-	const cJSON *it, *plist = config_list(cfg, "terminal.env_passthrough");
-	cJSON_ArrayForEach(it, plist)
-		if (cJSON_IsString(it) && npass < sizeof(pass) / sizeof(pass[0]))
-			pass[npass++] = it->valuestring;
-	/* Secrets must not stay in our own initial environment block, which
-	 * the job could read back through /proc/<ppid>/environ: start again
-	 * without them. argv - 1 is main's argv, "hermesctl" itself. */
-	struct env_policy pol = { pass, npass };
-	r = env_scrub_in_place(&pol);
-	if (r == -ENOSYS)
-		r = env_reexec_scrubbed(argv - 1, &pol);
-	if (r < 0) {
-		hctl_error("run: cannot restart without secrets in the environment: %s",
-			   strerror(-r));
+	npass = hctl_scrub_self("run", argv, cfg, pass, sizeof(pass) / sizeof(pass[0]));
+	if (npass == (size_t)-1) {
 		config_free(cfg);
 		return HCTL_FAIL;
 	}

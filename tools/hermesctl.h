@@ -30,6 +30,17 @@ int cmd_code(int argc, char **argv);
  * terminal (why not, into *why); the crontab stand-in's path. */
 int hctl_can_ask(int json, int ask, const char **why);
 const char *hctl_crontab_shim(void);
+/* The HOME and approval modes (*hm, *am: the flags, or NULL for the
+ * environment, then config) into job; -1 after saying what is wrong. */
+struct config;
+struct runner_job;
+int hctl_job_modes(const char *cmd, const char **hm, const char **am, const struct config *cfg,
+		   struct runner_job *job);
+/* terminal.env_passthrough into pass (at most max), then our own initial
+ * environment rid of every secret not passed through; the count, or
+ * (size_t)-1 after saying why it failed. */
+size_t hctl_scrub_self(const char *cmd, char **argv, const struct config *cfg, const char **pass,
+		       size_t max);
 
 /* Print "hermesctl: <msg>" to stderr. */
 void hctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

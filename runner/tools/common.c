@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,23 +65,12 @@ int tool_path(const struct tool_ctx *ctx, const char *p, char *out, size_t size)
 	return guard_normalize(p, ctx->root, ctx->home, out, size);
 }
 
-int tool_read_all(const char *path, size_t max, char **out, size_t *len)
+int tool_read_fd(int fd, size_t max, char **out, size_t *len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat sb;
-	char *buf;
-	size_t n = 0, cap;
+	size_t n = 0, cap = 65536;
+	char *buf = malloc(cap + 1);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) < 0)
-		return -errno;
-	if (S_ISDIR(sb.st_mode))
-		return -EISDIR;
-	if ((size_t)sb.st_size > max)
-		return -EFBIG;
-	cap = (size_t)sb.st_size + 1;
-	if (!(buf = malloc(cap + 1)))
+	if (!buf)
 		return -ENOMEM;
 	for (;;) {
 		ssize_t r;
@@ -109,10 +99,30 @@ int tool_read_all(const char *path, size_t max, char **out, size_t *len)
 			break;
 		n += (size_t)r;
 	}
+	if (n > max) {
+		free(buf);
+		return -EFBIG;
+	}
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;
 	return 0;
+}
+
+int tool_read_all(const char *path, size_t max, char **out, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	if (S_ISDIR(sb.st_mode))
+		return -EISDIR;
+	if ((size_t)sb.st_size > max)
+		return -EFBIG;
+	return tool_read_fd(fd, max, out, len);
 }
 
 static int tool_mkdirs(const char *path)
@@ -129,30 +139,48 @@ static int tool_mkdirs(const char *path)
 	return 0;
 }
 
+/* A new file beside path, named as the store's own temporaries, which
+ * checkpoints leave out (a killed script's leftover is never taken for a
+ * file of the tree); created 0666 less the umask, which the kernel applies
+ * (reading the umask means setting it, for every thread at once). */
+static int tool_tmpfile(const char *path, char *tmp, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = (int)(slash ? slash - path : 0);
+
+	for (int i = 0; i < 16; i++) {
+		unsigned long long rnd = 0;
+		int fd;
+
+		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return -errno;
+		snprintf(tmp, size, "%.*s/.hermes-tmp-write-%016llx", dlen, path, rnd);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
+	}
+	return -EEXIST;
+}
+
 int tool_write_all(const char *path, const char *data, size_t len)
 {
-	char tmp[PATH_MAX + 32];
+	char tmp[PATH_MAX + 48];
 	struct stat sb;
-	mode_t mode = 0666; /* less the umask, for a new file */
 	int have = stat(path, &sb) == 0, fd, r = 0;
-	const char *slash = strrchr(path, '/');
 
 	if (have && S_ISDIR(sb.st_mode))
 		return -EISDIR;
 	if ((r = tool_mkdirs(path)) < 0)
 		return r;
-	/* a temporary beside it, renamed over it: a reader never sees half */
-	snprintf(tmp, sizeof(tmp), "%.*s/.hermes-write-XXXXXX",
-		 (int)(slash ? slash - path : 1), slash && slash != path ? path : "/");
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (have)
+	/* a temporary renamed over it: a reader never sees half */
+	if ((fd = tool_tmpfile(path, tmp, sizeof(tmp))) < 0)
+		return fd;
+	if (have) {
 		r = fchmod(fd, sb.st_mode & 07777) < 0 ? -errno : 0;
-	else {
-		mode_t um = umask(0);
-		umask(um);
-		r = fchmod(fd, mode & ~um) < 0 ? -errno : 0;
+		/* the owner too, when we may (root writing a user's file) */
+		if (r == 0 && (sb.st_uid != geteuid() || sb.st_gid != getegid()) &&
+		    fchown(fd, sb.st_uid, sb.st_gid) < 0 && errno != EPERM)
+			r = -errno;
 	}
 	for (size_t at = 0; r == 0 && at < len;) {
 		ssize_t w = write(fd, data + at, len - at);

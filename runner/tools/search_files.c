@@ -23,8 +23,6 @@
 #define SEARCH_DEPTH 64
 
 struct search {
-	const struct tool_ctx *ctx;
-	const char *root;   /* what results are relative to */
 	regex_t re;
 	const char *glob, *file_glob, *mode;
 	int files, context;
@@ -198,7 +196,7 @@ static cJSON *search_files(const struct tool_ctx *ctx, const cJSON *args)
 {
 	const char *pattern = tool_str(args, "pattern", NULL), *target = tool_str(args, "target", "content");
 	const char *p = tool_str(args, "path", ".");
-	struct search s = { .ctx = ctx };
+	struct search s = { 0 };
 	char root[PATH_MAX], msg[256];
 	struct stat sb;
 	cJSON *res;
@@ -237,7 +235,6 @@ static cJSON *search_files(const struct tool_ctx *ctx, const cJSON *args)
 	}
 	s.out = cJSON_AddArrayToObject(res, s.files ? "files" : strcmp(s.mode, "content") == 0 ? "matches" :
 					  strcmp(s.mode, "count") == 0 ? "counts" : "files");
-	s.root = root;
 	if (S_ISDIR(sb.st_mode)) {
 		search_dir(&s, root, "", 0);
 	} else if (!s.files) {

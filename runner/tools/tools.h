@@ -9,8 +9,6 @@
 
 #include "guard.h"
 
-struct config;
-
 struct tool_ctx {
 	char root[PATH_MAX];      /* relative paths resolve here (the script's cwd) */
 	struct guard guard;       /* the write guard of hermesctl run */
@@ -20,7 +18,6 @@ struct tool_ctx {
 	const char *approval;     /* the same */
 	int can_ask;              /* someone may answer the gate on /dev/tty */
 	double timeout;           /* what is left of the script's time, at most */
-	const struct config *cfg;
 };
 
 struct tool_def {
@@ -50,6 +47,8 @@ int tool_path(const struct tool_ctx *ctx, const char *p, char *out, size_t size)
 /* Read a whole file (at most max bytes, -EFBIG past it); *out malloc'ed
  * and NUL-terminated. */
 int tool_read_all(const char *path, size_t max, char **out, size_t *len);
+/* The same from an open descriptor, to its end. */
+int tool_read_fd(int fd, size_t max, char **out, size_t *len);
 /* Replace path's contents (a temporary file renamed over it, mode kept);
  * parents made as needed. 0 or -errno. */
 int tool_write_all(const char *path, const char *data, size_t len);

@@ -98,6 +98,21 @@ grep -q "^\['hermes_tools.py', 'rpc.sock', 'script.py'\]$" <<<"$(jget 'o["output
 	fail "strict mode's directory: $out"
 pass "project mode runs the tree's virtualenv; strict mode a private directory and the system python3"
 
+# write_file and patch replace a file whole: mode and owner stay, no
+# temporary is left beside it
+if [ "$(id -u)" = 0 ]; then
+	printf 'a\n' >"$TREE/owned.txt"
+	chmod 0640 "$TREE/owned.txt"
+	chown 65534:65534 "$TREE/owned.txt"
+	printf 'from hermes_tools import write_file, patch\nwrite_file("owned.txt", "b\\n")\nprint(patch("owned.txt", "b", "c"))\n' >"$T/own.py"
+	out=$(code "$T/own.py")
+	[ "$(stat -c '%a %u:%g' "$TREE/owned.txt")" = "640 65534:65534" ] ||
+		fail "write_file changed mode or owner: $(stat -c '%a %u:%g' "$TREE/owned.txt") $out"
+	[ "$(cat "$TREE/owned.txt")" = c ] || fail "owned.txt: $(cat "$TREE/owned.txt") $out"
+	ls -A "$TREE" | grep -q '^\.hermes-tmp' && fail "a temporary was left: $(ls -A "$TREE")"
+	pass "write_file and patch keep the file's mode and owner"
+fi
+
 # bad input
 rc=0
 "$HCTL" code -C "$TREE" "$T/none.py" 2>"$T/err" || rc=$?
