@@ -48,15 +48,16 @@ read -r ONE ONE_PLAIN FIFTY FIFTY_PLAIN < <("$HCTL" code -C "$WORK/tree" --max-t
 FIXED=$(python3 - "$HCTL" "$WORK" "$RUNS" <<'PY'
 import subprocess, sys, time
 hctl, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def median(cmd):
-    t = []
-    for _ in range(runs):
+# the two alternate, so that a machine getting busier or quieter during
+# the run weighs on both alike
+cmds = [[hctl, "code", "-C", f"{work}/tree", f"{work}/empty.py"], ["python3", "-c", "pass"]]
+t = [[], []]
+for _ in range(runs):
+    for k, cmd in enumerate(cmds):
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        t.append(time.perf_counter() - t0)
-    return sorted(t)[runs // 2] * 1e3
-code = median([hctl, "code", "-C", f"{work}/tree", f"{work}/empty.py"])
-py = median(["python3", "-c", "pass"])
+        t[k].append(time.perf_counter() - t0)
+code, py = (sorted(v)[runs // 2] * 1e3 for v in t)
 print(f"{code:.2f} {py:.2f}")
 PY
 )
