@@ -123,10 +123,9 @@ int store_write_marker(struct store *st, const char *name, const char *text)
 
 /* Small state files rewritten on every checkpoint are kept open and
  * overwritten in place (fixed width), not replaced: one pwrite each. */
-int store_state_put(struct store *st, int *fd, const char *name, const char *text)
+static int store_state_open(struct store *st, int *fd, const char *name)
 {
-	char path[PATH_MAX + 32], buf[64];
-	int n;
+	char path[PATH_MAX + 32];
 
 	if (*fd < 0) {
 		snprintf(path, sizeof(path), "%s/%s", st->dir, name);
@@ -134,6 +133,16 @@ int store_state_put(struct store *st, int *fd, const char *name, const char *tex
 		if (*fd < 0)
 			return -errno;
 	}
+	return 0;
+}
+
+int store_state_put(struct store *st, int *fd, const char *name, const char *text)
+{
+	char buf[64];
+	int n, r;
+
+	if ((r = store_state_open(st, fd, name)) < 0)
+		return r;
 	if (!text)
 		return ftruncate(*fd, 0) < 0 ? -errno : 0;
 	n = snprintf(buf, sizeof(buf), "%-40s\n", text);
@@ -204,7 +213,9 @@ void store_inflight(struct store *st, int begin)
 	 * (each would otherwise fail the other's compare-and-swap of the ref) */
 	if (begin && st->inflight++ == 0) {
 		snprintf(buf, sizeof(buf), "%lld", (long long)time(NULL));
-		store_state_put(st, &st->inflight_fd, "hermes-inflight", "");
+		/* opened, not written: while we wait, the holder's start time
+		 * is what keeps a collection off its objects */
+		store_state_open(st, &st->inflight_fd, "hermes-inflight");
 		if (st->inflight_fd >= 0)
 			while (flock(st->inflight_fd, LOCK_EX) < 0 && errno == EINTR)
 				;

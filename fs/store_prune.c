@@ -541,7 +541,7 @@ int store_prune_make_room(struct store *st, long long need, int *trimmed, struct
 	return rc;
 }
 
-int store_prune(struct store *st, int wait, struct herr *e)
+static int prune_run(struct store *st, int wait, struct herr *e)
 {
 	size_t dropped = 0;
 	int rc;
@@ -566,6 +566,21 @@ int store_prune(struct store *st, int wait, struct herr *e)
 		struct prune_state ps = { (long long)prune_count(st, SIZE_MAX), 0, 0, 0 };
 		prune_state_write(st, &ps);
 	}
+	return rc;
+}
+
+int store_prune(struct store *st, int wait, struct herr *e)
+{
+	int rc;
+
+	if (!wait)
+		return prune_run(st, 0, e);
+	/* a collection in the foreground expires everything unreachable now:
+	 * not while another process has written objects its ref does not
+	 * name yet (the lock waits for that checkpoint to end) */
+	store_inflight(st, 1);
+	rc = prune_run(st, 1, e);
+	store_inflight(st, 0);
 	return rc;
 }
 

@@ -47,6 +47,19 @@ after=$(store_du)
 "${G[@]}" fsck --no-progress 2>&1 | grep -qi 'missing\|broken' && fail "fsck after prune"
 ok "prune reclaims space: $before -> $after bytes, under the 6 MB cap"
 
+# prune collects with --prune=now: it waits for a checkpoint in flight in
+# another process (held here by its lock), whose objects no ref names yet
+orphan=$(echo "in flight $RANDOM" | "${G[@]}" hash-object -w --stdin)
+flock "$D/hermes-inflight" -c "sleep 2; git --git-dir='$D' cat-file -e $orphan && touch '$WORK/kept'" &
+sleep 0.3
+t0=$(date +%s%N)
+expect 0 checkpoints prune
+waited=$((($(date +%s%N) - t0) / 1000000))
+wait
+[ -e "$WORK/kept" ] || fail "prune deleted an object of a checkpoint in flight"
+[ "$waited" -ge 1000 ] || fail "prune did not wait for the checkpoint in flight (${waited} ms)"
+ok "prune waits for a checkpoint in flight in another process (${waited} ms)"
+
 # churn: background collections keep the store bounded on their own (they
 # spare loose objects younger than 10 s, which a checkpoint may be using;
 # HERMES_GC_GRACE shortens that to 2 s here)
