@@ -358,7 +358,7 @@ int store_commit_tree(struct store *st, const git_oid *tree_oid,
 		if (rc < 0)
 			rc = store_git_err(e, rc, "cannot move the checkpoint chain");
 		else
-			store_durable_committed(st);
+			store_durable_committed(st, &oid);
 	}
 	if (rc < 0)
 		goto out;

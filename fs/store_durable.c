@@ -8,10 +8,12 @@
  * So the writes are made durable off the hot path, and checked at open:
  * - every pack and index the store publishes is noted (and every loose
  *   object, with its directory: big trees, store_big.c); store_durable_sync()
- *   fsyncs them, the pack directory and the ref, then records the head
- *   they make whole in hermes-synced (written, synced, renamed, and the
- *   directory synced). The daemon runs it in a thread a moment after each
- *   checkpoint, a command at store_close().
+ *   fsyncs them, the pack directory and the ref, then records in
+ *   hermes-synced the newest checkpoint this process committed, which they
+ *   make whole (written, synced, renamed, and the directory synced); never
+ *   the head another process moved, whose files only that one syncs. The
+ *   daemon runs it in a thread a moment after each checkpoint, a command
+ *   at store_close().
  * - store_durable_check(), at every open: when the head is the synced one
  *   there is nothing to do. Otherwise the packs written since the synced
  *   record are verified (trailer checksums of pack and index; a loose
@@ -54,6 +56,11 @@ struct store_durable {
 	pthread_cond_t cond;
 	char **paths; /* published since the last sync */
 	size_t n, cap;
+	/* the newest checkpoint this process committed since the last sync:
+	 * what the record may vouch for (the head may be another process's,
+	 * whose files only it syncs) */
+	git_oid mine;
+	int have_mine;
 	pthread_t thread;
 	int thread_on, quit, kicked;
 };
@@ -242,29 +249,39 @@ int store_durable_sync(struct store *st)
 	struct store_durable *d = st->durable;
 	char path[PATH_MAX + 64], ref[PATH_MAX + 64], **v;
 	size_t n;
-	git_oid head;
+	git_oid head, mine;
 	long long ns;
-	int have, r = 0;
+	int have, have_mine, r = 0;
 
 	if (!d || durable_nosync())
 		return 0;
-	/* the head first: every pack it needs was noted before the ref moved */
 	have = durable_head_file(st, &head, ref, sizeof(ref));
 	if (have < 0)
 		return have;
+	/* what we committed: every file it needs was noted before its ref
+	 * moved, so the list taken now covers it */
 	pthread_mutex_lock(&d->lock);
 	ns = durable_now_ns();
 	v = d->paths;
 	n = d->n;
+	mine = d->mine;
+	have_mine = d->have_mine;
 	d->paths = NULL;
 	d->n = d->cap = 0;
+	d->have_mine = 0;
 	pthread_mutex_unlock(&d->lock);
+	if (n == 0 && !have_mine) {
+		free(v);
+		return 0; /* nothing of ours: another's head is not ours to vouch for */
+	}
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = durable_fsync_path(v[i], 0);
 	if (r < 0) {
 		/* all of them again next time: no record covers them */
 		for (size_t i = 0; i < n; i++)
 			store_durable_note(st, v[i]);
+		if (have_mine)
+			store_durable_committed(st, &mine);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
@@ -277,8 +294,8 @@ int store_durable_sync(struct store *st)
 	snprintf(path, sizeof(path), "%s/refs/heads", st->dir);
 	if (r == 0)
 		r = durable_fsync_path(path, 1);
-	if (r == 0)
-		r = durable_write(st->dir, have ? &head : NULL, ns);
+	if (r == 0 && have_mine)
+		r = durable_write(st->dir, &mine, ns);
 	if (r < 0)
 		log_warn("cannot sync the checkpoint store %s: %s", st->dir, strerror(-r));
 	return r;
@@ -669,8 +686,16 @@ healthy:
 	goto forget_cache;
 }
 
-void store_durable_committed(struct store *st)
+void store_durable_committed(struct store *st, const git_oid *oid)
 {
+	struct store_durable *d = st->durable;
+
+	if (d) {
+		pthread_mutex_lock(&d->lock);
+		d->mine = *oid;
+		d->have_mine = 1;
+		pthread_mutex_unlock(&d->lock);
+	}
 	if (st->dropped[0]) {
 		st->dropped[0] = '\0';
 		store_write_marker(st, "hermes-dropped", NULL);

@@ -118,8 +118,9 @@ void store_durable_close(struct store *st);
 void store_durable_note(struct store *st, const char *path);
 /* The ref moved to a new checkpoint (clears hermes-dropped, wakes the
  * daemon's syncer). */
-void store_durable_committed(struct store *st);
-/* fsync what was noted, the ref and the directories; record the head. */
+void store_durable_committed(struct store *st, const git_oid *oid);
+/* fsync what was noted, the ref and the directories; record the newest
+ * checkpoint this process committed (nothing when it committed none). */
 int store_durable_sync(struct store *st);
 /* At open: repair what a power cut left half-written (see the file). */
 int store_durable_check(struct store *st, struct herr *e);

@@ -21,3 +21,18 @@ rm -rf "${WORK:?}"/*
 HERMES_STORE_BIG_MIN=1 STORE_POWER_CUT_PATHS=1 python3 "$SRC/tests/integration/store_power_cut.py" \
 	"$BUILD/tools/hermesctl" "$(cd "$WORK" && pwd -P)" \
 	"${STORE_POWER_CUT_BIG_ROUNDS:-100}" "$SEED"
+# A process that committed nothing (a listing) closes the store without
+# vouching for the head another process left unsynced: the record stays.
+V=$WORK/vouch
+mkdir -p "$V/tree" "$V/home"
+echo 1 >"$V/tree/f"
+HERMES_HOME=$V/home "$BUILD/tools/hermesctl" checkpoint -C "$V/tree" -m one >/dev/null
+rec=$(cat "$V"/home/checkpoints/*/hermes-synced | cut -d' ' -f1)
+echo 2 >"$V/tree/f"
+HERMES_HOME=$V/home HERMES_STORE_NOSYNC=1 "$BUILD/tools/hermesctl" checkpoint -C "$V/tree" -m two >/dev/null
+HERMES_HOME=$V/home "$BUILD/tools/hermesctl" rollback -C "$V/tree" >/dev/null
+now=$(cat "$V"/home/checkpoints/*/hermes-synced | cut -d' ' -f1)
+head=$(git --git-dir="$(echo "$V"/home/checkpoints/*)" rev-parse HEAD)
+[ "$now" = "$rec" ] && [ "$now" != "$head" ] ||
+	{ echo "FAIL: a listing recorded $now as synced (before: $rec, head $head)"; exit 1; }
+echo "ok: a process that committed nothing leaves the synced record alone"
